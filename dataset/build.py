@@ -1,0 +1,209 @@
+"""`earthverse build`: source release → canonical layout → release gates → Hub folders, atomically.
+
+The whole output is assembled in a hidden staging folder beside `out` and renamed into place only
+when complete, so an interrupted or failed build never leaves a partial result that looks complete.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel
+
+from dataset import layout
+from dataset.gates import GateResult, TaskInputs, run_gates
+from dataset.gt_runner import DEFAULT_TIMEOUT_S, GroundingResult, ground_task, network_isolated
+from dataset.hub import build_hub
+from dataset.package_audit import PackageAudit, audit_package
+from dataset.report import ReleaseReport, make_report, render_markdown
+from dataset.source import SourceRelease, SourceTaskRecord, open_source
+
+log = logging.getLogger("earthverse.build")
+
+STAMP_NAME = "build_stamp.json"
+REPORT_JSON = "release_report.json"
+REPORT_MD = "release_report.md"
+CODE_PACKAGES = ("dataset", "loaders")
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+class BuildError(ValueError):
+    """The build cannot start or finish; the message says why and nothing at `out` changed."""
+
+
+class BuildStamp(BaseModel):
+    """Identity of a finished build: the same stamp means the same inputs and the same builder."""
+
+    source_sha256: str
+    builder: str
+    timeout_s: float
+
+
+class BuildResult(BaseModel):
+    out: Path
+    report: ReleaseReport
+    up_to_date: bool
+    seconds: float
+
+
+def builder_fingerprint() -> str:
+    """A hash of the code that decides what a build writes (dataset/ and loaders/)."""
+    digest = hashlib.sha256()
+    project = Path(__file__).resolve().parents[1]
+    for package in CODE_PACKAGES:
+        for path in sorted((project / package).rglob("*.py")):
+            digest.update(path.relative_to(project).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def build_release(
+    source: Path,
+    out: Path,
+    jobs: int = 2,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    force: bool = False,
+    cache_dir: Path | None = None,
+) -> BuildResult:
+    """Build the canonical release at `out` from a source archive or folder; skip when up to date."""
+    started = time.monotonic()
+    release = open_source(source, cache_dir)
+    records = release.records
+    out = Path(out).resolve()
+    stamp = BuildStamp(source_sha256=release.sha256, builder=builder_fingerprint(), timeout_s=timeout_s)
+    if not force and _is_up_to_date(out, stamp):
+        log.info("%s is up to date with %s", out, source)
+        report = ReleaseReport.model_validate_json((out / REPORT_JSON).read_bytes())
+        return BuildResult(out=out, report=report, up_to_date=True, seconds=time.monotonic() - started)
+    _refuse_foreign_folder(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.building-", dir=out.parent))
+    try:
+        report = _build_into(release, records, staging, stamp, jobs, timeout_s)
+        _replace(out, staging)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return BuildResult(out=out, report=report, up_to_date=False, seconds=time.monotonic() - started)
+
+
+def _build_into(
+    release: SourceRelease,
+    records: list[SourceTaskRecord],
+    staging: Path,
+    stamp: BuildStamp,
+    jobs: int,
+    timeout_s: float,
+) -> ReleaseReport:
+    events = _first_record_per_event(records)
+    _stage("layout", lambda: _write_layout(release, records, events, staging))
+    audits = _stage(
+        "package audit",
+        lambda: dict(_parallel(jobs, events.values(), lambda record: _audit(staging, record))),
+    )
+    groundings = _stage(
+        "executable grounding",
+        lambda: dict(
+            _parallel(
+                jobs,
+                records,
+                lambda record: (
+                    record.task_id,
+                    ground_task(staging, record.event_id, record.task_id, audits[record.event_id], timeout_s),
+                ),
+            )
+        ),
+    )
+    task_gates = {
+        record.task_id: (
+            record.event_id,
+            _gates(record, staging, audits[record.event_id], groundings[record.task_id]),
+        )
+        for record in records
+    }
+    report = make_report(task_gates, release.sha256, stamp.builder, network_isolated())
+    (staging / REPORT_JSON).write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    (staging / REPORT_MD).write_text(render_markdown(report), encoding="utf-8")
+    _stage("hub folders", lambda: build_hub(staging))
+    (staging / STAMP_NAME).write_text(stamp.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    return report
+
+
+def _first_record_per_event(records: list[SourceTaskRecord]) -> dict[str, SourceTaskRecord]:
+    events: dict[str, SourceTaskRecord] = {}
+    for record in records:
+        events.setdefault(record.event_id, record)
+    return dict(sorted(events.items()))
+
+
+def _write_layout(
+    release: SourceRelease,
+    records: list[SourceTaskRecord],
+    events: dict[str, SourceTaskRecord],
+    staging: Path,
+) -> None:
+    for record in events.values():
+        layout.write_package(release, record, staging)
+    for record in records:
+        layout.write_task(record, staging)
+
+
+def _audit(staging: Path, record: SourceTaskRecord) -> tuple[str, PackageAudit]:
+    root = layout.package_dir(staging, record.event_id)
+    return record.event_id, audit_package(root, record.event_id, record.manifest())
+
+
+def _gates(
+    record: SourceTaskRecord, staging: Path, audit: PackageAudit, grounding: GroundingResult
+) -> dict[str, GateResult]:
+    return run_gates(TaskInputs(record=record, out=staging, package=audit, grounding=grounding))
+
+
+def _parallel(jobs: int, items: Iterable[T], function: Callable[[T], R]) -> list[R]:
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        return list(pool.map(function, items))
+
+
+def _stage(name: str, work: Callable[[], T]) -> T:
+    started = time.monotonic()
+    result = work()
+    log.info("%s: %.1f s", name, time.monotonic() - started)
+    return result
+
+
+def _is_up_to_date(out: Path, stamp: BuildStamp) -> bool:
+    stamp_path = out / STAMP_NAME
+    if not stamp_path.is_file() or not (out / REPORT_JSON).is_file():
+        return False
+    try:
+        return BuildStamp.model_validate_json(stamp_path.read_bytes()) == stamp
+    except ValueError:
+        return False
+
+
+def _refuse_foreign_folder(out: Path) -> None:
+    """Only an empty folder or an earlier build may be replaced: `--out ~` must never wipe a home."""
+    if not out.exists():
+        return
+    if not out.is_dir():
+        raise BuildError(f"--out {out}: exists and is not a folder")
+    if any(out.iterdir()) and not (out / STAMP_NAME).is_file():
+        raise BuildError(f"--out {out}: not empty and not an earlier EarthVerse build; choose another folder")
+
+
+def _replace(out: Path, staging: Path) -> None:
+    """Swap the finished staging folder into `out`; the previous build is removed only afterwards."""
+    if not out.exists():
+        staging.rename(out)
+        return
+    previous = Path(tempfile.mkdtemp(prefix=f".{out.name}.previous-", dir=out.parent))
+    out.rename(previous / out.name)
+    staging.rename(out)
+    shutil.rmtree(previous, ignore_errors=True)

@@ -1,0 +1,182 @@
+"""The source release: find it, unpack it once into a cache keyed by its sha256, read its task records."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tarfile
+import tempfile
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from loaders.models import Event, FileEntry, GroundTruth, HiddenTask, Task
+
+SOURCE_DIRNAME = "earthverse-source"
+COMPLETE_MARKER = ".complete"
+
+
+class SourceError(ValueError):
+    """The source release is missing, corrupt or malformed; the message names what and where."""
+
+
+class SourceTaskRecord(BaseModel):
+    """One `tasks/CSX-NNN_QK.json` of the source release: public fields, hidden fields, event, manifest."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    task_id: str
+    event_id: str
+    title: str
+    event_name: str
+    hazard_family: str
+    hazard_label: str = ""
+    region: str
+    scale: str
+    difficulty: str
+    difficulty_rationale: str = ""
+    primary_dimension: str
+    dimensions: list[str]
+    dimension_rationale: str = ""
+    task_type: str
+    target_family: str
+    file_count: int
+    category_counts: dict[str, int]
+    question: str
+    solution: str
+    ground_truth: dict[str, Any]
+    compute_gt_py: str
+    event: dict[str, Any]
+    event_files: list[dict[str, Any]]
+
+    def public_task(self) -> Task:
+        return Task.model_validate(self.model_dump(include=set(Task.model_fields)))
+
+    def event_record(self) -> Event:
+        return Event.model_validate(self.event)
+
+    def manifest(self) -> list[FileEntry]:
+        return [FileEntry.model_validate(entry) for entry in self.event_files]
+
+    def hidden(self) -> HiddenTask:
+        return HiddenTask(
+            task_id=self.task_id,
+            event_id=self.event_id,
+            ground_truth=GroundTruth.model_validate(self.ground_truth),
+            solution=self.solution,
+            compute_gt_py=self.compute_gt_py,
+            difficulty_rationale=self.difficulty_rationale,
+            dimension_rationale=self.dimension_rationale,
+        )
+
+
+@dataclass(frozen=True)
+class SourceRelease:
+    """An unpacked source release folder (`tasks/`, `packages/`, `trajectories/`, `paper_results/`)."""
+
+    root: Path
+    sha256: str
+
+    @property
+    def tasks_dir(self) -> Path:
+        return self.root / "tasks"
+
+    def package_dir(self, event_id: str) -> Path:
+        return self.root / "packages" / event_id
+
+    @cached_property
+    def records(self) -> list[SourceTaskRecord]:
+        """Every task record, sorted by task id; a malformed record raises SourceError naming its file."""
+        paths = sorted(self.tasks_dir.glob("*.json"))
+        if not paths:
+            raise SourceError(f"{self.tasks_dir}: no task records (*.json) found")
+        return [_read_record(path) for path in paths]
+
+    def event_ids(self) -> list[str]:
+        return sorted({record.event_id for record in self.records})
+
+
+def _read_record(path: Path) -> SourceTaskRecord:
+    try:
+        record = SourceTaskRecord.model_validate_json(path.read_bytes())
+    except ValidationError as error:
+        raise SourceError(f"{path}: not a valid task record: {error}") from error
+    if path.stem != record.task_id:
+        raise SourceError(f"{path}: file name does not match its task_id {record.task_id!r}")
+    return record
+
+
+def default_cache_dir() -> Path:
+    """Where unpacked releases live: $EARTHVERSE_CACHE, else the project's git-ignored `.cache/`."""
+    configured = os.environ.get("EARTHVERSE_CACHE")
+    if configured:
+        return Path(configured)
+    return Path(__file__).resolve().parents[1] / ".cache"
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def open_source(source: Path, cache_dir: Path | None = None) -> SourceRelease:
+    """Open a source release given as its `.tar.xz` archive or as an unpacked folder.
+
+    An archive is unpacked once into `<cache>/source-<sha256[:16]>/`; later calls reuse it.
+    """
+    source = Path(source)
+    if not source.exists():
+        raise SourceError(f"{source}: no such archive or folder")
+    if source.is_dir():
+        return _open_folder(source)
+    return _open_archive(source, cache_dir or default_cache_dir())
+
+
+def _open_folder(folder: Path, sha256: str | None = None) -> SourceRelease:
+    root = folder / SOURCE_DIRNAME if (folder / SOURCE_DIRNAME).is_dir() else folder
+    for required in ("tasks", "packages"):
+        if not (root / required).is_dir():
+            raise SourceError(f"{root}: not a source release (no {required}/ folder)")
+    return SourceRelease(root=root, sha256=sha256 or _folder_fingerprint(root))
+
+
+def _folder_fingerprint(root: Path) -> str:
+    """A cheap identity for an unpacked folder: names, sizes and mtimes of its files."""
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*")):
+        if path.is_file():
+            stat = path.stat()
+            digest.update(f"{path.relative_to(root)}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
+
+
+def _open_archive(archive: Path, cache_dir: Path) -> SourceRelease:
+    sha256 = file_sha256(archive)
+    target = cache_dir / f"source-{sha256[:16]}"
+    if not (target / COMPLETE_MARKER).exists():
+        _unpack(archive, target)
+    return _open_folder(target, sha256)
+
+
+def _unpack(archive: Path, target: Path) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        with tarfile.open(archive, "r:*") as tar:
+            tar.extractall(staging, filter="data")
+        (staging / COMPLETE_MARKER).write_text("unpacked\n")
+        shutil.rmtree(target, ignore_errors=True)
+        staging.rename(target)
+    except (tarfile.TarError, EOFError, OSError, ValueError) as error:
+        raise SourceError(
+            f"{archive}: cannot unpack the source archive ({type(error).__name__}: {error})"
+        ) from error
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)

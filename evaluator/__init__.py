@@ -1,0 +1,1 @@
+"""The EarthVerse evaluator: tools, sandbox, agents, runner, traces, scoring and the `earthverse` CLI."""

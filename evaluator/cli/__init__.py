@@ -1,0 +1,41 @@
+"""The `earthverse` command line. Each subcommand is a module registered in COMMANDS."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+from evaluator.cli import build
+from evaluator.cli.base import Command, CommandError
+
+COMMANDS: dict[str, Command] = {
+    "build": build.COMMAND,
+}
+
+
+def parser() -> argparse.ArgumentParser:
+    root = argparse.ArgumentParser(prog="earthverse", description="EarthVerse benchmark tools.")
+    root.add_argument("-v", "--verbose", action="store_true", help="log progress in detail")
+    commands = root.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, command in COMMANDS.items():
+        command.add_arguments(commands.add_parser(name, help=command.help, description=command.help))
+    return root
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one `earthverse` command; bad input exits 2 with a one-line message naming what is wrong."""
+    arguments = parser().parse_args(argv)
+    # Our own progress at INFO; third-party libraries (pypdf, rasterio) only when they warn.
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(message)s", datefmt="%H:%M:%S")
+    logging.getLogger("earthverse").setLevel(logging.DEBUG if arguments.verbose else logging.INFO)
+    try:
+        return COMMANDS[arguments.command].run(arguments)
+    except (CommandError, ValueError, OSError) as error:
+        print(f"earthverse {arguments.command}: error: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

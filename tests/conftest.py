@@ -1,0 +1,46 @@
+"""Shared fixtures: the real source release (unpacked once into the git-ignored cache) and a full
+build of it (reused across test sessions while its inputs and the builder are unchanged)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from dataset.build import build_release
+from dataset.source import SourceRelease, default_cache_dir, open_source
+
+PROJECT = Path(__file__).resolve().parents[1]
+SOURCE_ARCHIVE = Path(
+    os.environ.get(
+        "EARTHVERSE_SOURCE_ARCHIVE",
+        PROJECT.parent / "shared" / "earthverse-source" / "earthverse-source-v1.tar.xz",
+    )
+)
+
+
+def _require_archive() -> Path:
+    if SOURCE_ARCHIVE.is_file():
+        return SOURCE_ARCHIVE
+    message = f"the source release archive is not at {SOURCE_ARCHIVE}"
+    if os.environ.get("CI"):
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def source_archive() -> Path:
+    return _require_archive()
+
+
+@pytest.fixture(scope="session")
+def source_release(source_archive: Path) -> SourceRelease:
+    return open_source(source_archive)
+
+
+@pytest.fixture(scope="session")
+def built_release(source_archive: Path) -> Path:
+    """A full `earthverse build` of the real release (layout, report, hub/). Read-only for tests."""
+    out = default_cache_dir() / "test-build"
+    return build_release(source_archive, out, jobs=2).out

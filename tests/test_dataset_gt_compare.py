@@ -1,0 +1,54 @@
+from __future__ import annotations
+
+import math
+
+from dataset.gt_compare import compare, task_tolerances
+
+
+def test_equal_structures_have_no_differences():
+    value = {"a": [1, 2.5, {"b": "x"}], "c": True, "d": None}
+    assert compare(value, value, {}) == []
+
+
+def test_int_and_float_of_the_same_number_agree():
+    assert compare({"rows": 7}, {"rows": 7.0}, {}) == []
+
+
+def test_number_within_field_tolerance_agrees_and_outside_differs():
+    tolerances = {"peak_c": 0.1}
+    assert compare({"x": {"peak_c": 35.5}}, {"x": {"peak_c": 35.58}}, tolerances) == []
+    [difference] = compare({"x": {"peak_c": 35.5}}, {"x": {"peak_c": 35.7}}, tolerances)
+    assert difference.path == "x.peak_c" and difference.tolerance == 0.1
+
+
+def test_number_without_tolerance_allows_only_float_noise():
+    assert compare(0.1 + 0.2, 0.3, {}) == []
+    [difference] = compare({"v": 4.388}, {"v": 4.387}, {})
+    assert difference.path == "v" and difference.recorded == "4.388" and difference.regenerated == "4.387"
+
+
+def test_missing_extra_and_retyped_fields_are_reported_by_path():
+    differences = compare({"a": 1, "b": [1, 2]}, {"b": [1, "2"], "c": 3}, {})
+    assert [(d.path, d.recorded, d.regenerated) for d in differences] == [
+        ("a", "1", "<missing>"),
+        ("b[1]", "2", "'2'"),
+        ("c", "<missing>", "3"),
+    ]
+
+
+def test_bool_is_not_a_number_and_nan_equals_nan():
+    assert compare(True, 1, {}) != []
+    assert compare(math.nan, math.nan, {}) == []
+
+
+def test_lists_of_different_length_differ_as_a_whole():
+    [difference] = compare({"l": [1, 2]}, {"l": [1]}, {})
+    assert difference.path == "l"
+
+
+def test_tolerances_come_from_both_tables():
+    ground_truth = {
+        "numeric_tolerances": {"peak": {"value": 1.0, "tolerance": 0.2}},
+        "tolerances": {"ratio": 0.05, "note": "relative"},
+    }
+    assert task_tolerances(ground_truth) == {"peak": 0.2, "ratio": 0.05}

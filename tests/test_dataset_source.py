@@ -1,0 +1,66 @@
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from dataset.source import COMPLETE_MARKER, SourceError, file_sha256, open_source
+from tests.mini_release import make_mini_source
+
+RELEASE_SHA256 = "26cd1d50ffe04ecae2d89fbb020ce201383556c34ebc661ec563dd53dec3a7e7"
+
+
+def test_archive_unpacks_once_into_a_cache_keyed_by_its_hash(source_archive, source_release):
+    assert source_release.sha256 == RELEASE_SHA256 == file_sha256(source_archive)
+    assert source_release.root.parent.name == f"source-{RELEASE_SHA256[:16]}"
+    assert (source_release.root.parent / COMPLETE_MARKER).is_file()
+    again = open_source(source_archive)
+    assert again.root == source_release.root
+
+
+def test_records_hold_405_tasks_over_199_events(source_release):
+    records = source_release.records
+    assert len(records) == 405
+    assert len(source_release.event_ids()) == 199
+    task = records[0].public_task()
+    assert task.task_id == "CSX-001_Q1" and task.difficulty_level == "L2"
+    assert "solution" not in task.model_dump()
+
+
+def test_truncated_archive_is_a_clear_error_and_leaves_no_cache(source_archive, tmp_path):
+    broken = tmp_path / "broken.tar.xz"
+    with source_archive.open("rb") as whole:
+        broken.write_bytes(whole.read(2_000_000))
+    cache = tmp_path / "cache"
+    with pytest.raises(SourceError, match=r"broken\.tar\.xz: cannot unpack"):
+        open_source(broken, cache)
+    assert [path.name for path in cache.iterdir()] == []
+
+
+def test_missing_source_and_non_release_folder_are_named(tmp_path):
+    with pytest.raises(SourceError, match="no such archive or folder"):
+        open_source(tmp_path / "nowhere.tar.xz")
+    with pytest.raises(SourceError, match="not a source release"):
+        open_source(tmp_path)
+
+
+def test_malformed_record_names_its_file(source_release, tmp_path):
+    mini = make_mini_source(source_release, tmp_path / "mini")
+    record_path = mini / "tasks" / "CSX-001_Q1.json"
+    record = json.loads(record_path.read_text())
+    del record["question"]
+    record_path.write_text(json.dumps(record))
+    with pytest.raises(SourceError, match=r"CSX-001_Q1\.json: not a valid task record"):
+        _ = open_source(mini).records
+
+
+def test_folder_source_is_accepted_as_is(source_release, tmp_path):
+    mini = make_mini_source(source_release, tmp_path / "mini")
+    opened = open_source(mini)
+    assert opened.root == mini
+    assert [record.task_id for record in opened.records] == ["CSX-001_Q1", "CSX-001_Q2", "CSX-001_Q3"]
+    shutil.rmtree(mini / "packages")
+    with pytest.raises(SourceError, match="no packages/ folder"):
+        open_source(Path(mini))
