@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import shutil
-import tempfile
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -25,6 +23,8 @@ from dataset.hub import build_hub
 from dataset.package_audit import PackageAudit, audit_package
 from dataset.report import ReleaseReport, make_report, render_markdown
 from dataset.source import SourceRelease, SourceTaskRecord, open_source
+from loaders.atomic import refuse_foreign_folder, staged_folder
+from loaders.layout import package_dir
 
 log = logging.getLogger("earthverse.build")
 
@@ -34,10 +34,6 @@ REPORT_MD = "release_report.md"
 CODE_PACKAGES = ("dataset", "loaders")
 T = TypeVar("T")
 R = TypeVar("R")
-
-
-class BuildError(ValueError):
-    """The build cannot start or finish; the message says why and nothing at `out` changed."""
 
 
 class BuildStamp(BaseModel):
@@ -83,14 +79,9 @@ def build_release(
         log.info("%s is up to date with %s", out, source)
         report = ReleaseReport.model_validate_json((out / REPORT_JSON).read_bytes())
         return BuildResult(out=out, report=report, up_to_date=True, seconds=time.monotonic() - started)
-    _refuse_foreign_folder(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.building-", dir=out.parent))
-    try:
+    refuse_foreign_folder(out, STAMP_NAME, "EarthVerse build")
+    with staged_folder(out) as staging:
         report = _build_into(release, records, staging, stamp, jobs, timeout_s)
-        _replace(out, staging)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
     return BuildResult(out=out, report=report, up_to_date=False, seconds=time.monotonic() - started)
 
 
@@ -131,7 +122,7 @@ def _build_into(
     report = make_report(task_gates, release.sha256, stamp.builder, network_isolated())
     (staging / REPORT_JSON).write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
     (staging / REPORT_MD).write_text(render_markdown(report), encoding="utf-8")
-    _stage("hub folders", lambda: build_hub(staging))
+    _stage("hub folders", lambda: build_hub(staging, jobs=jobs))
     (staging / STAMP_NAME).write_text(stamp.model_dump_json(indent=2) + "\n", encoding="utf-8")
     return report
 
@@ -156,7 +147,7 @@ def _write_layout(
 
 
 def _audit(staging: Path, record: SourceTaskRecord) -> tuple[str, PackageAudit]:
-    root = layout.package_dir(staging, record.event_id)
+    root = package_dir(staging, record.event_id)
     return record.event_id, audit_package(root, record.event_id, record.manifest())
 
 
@@ -186,24 +177,3 @@ def _is_up_to_date(out: Path, stamp: BuildStamp) -> bool:
         return BuildStamp.model_validate_json(stamp_path.read_bytes()) == stamp
     except ValueError:
         return False
-
-
-def _refuse_foreign_folder(out: Path) -> None:
-    """Only an empty folder or an earlier build may be replaced: `--out ~` must never wipe a home."""
-    if not out.exists():
-        return
-    if not out.is_dir():
-        raise BuildError(f"--out {out}: exists and is not a folder")
-    if any(out.iterdir()) and not (out / STAMP_NAME).is_file():
-        raise BuildError(f"--out {out}: not empty and not an earlier EarthVerse build; choose another folder")
-
-
-def _replace(out: Path, staging: Path) -> None:
-    """Swap the finished staging folder into `out`; the previous build is removed only afterwards."""
-    if not out.exists():
-        staging.rename(out)
-        return
-    previous = Path(tempfile.mkdtemp(prefix=f".{out.name}.previous-", dir=out.parent))
-    out.rename(previous / out.name)
-    staging.rename(out)
-    shutil.rmtree(previous, ignore_errors=True)

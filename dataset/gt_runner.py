@@ -22,9 +22,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from dataset import layout
 from dataset.gt_compare import Difference, compare, task_tolerances
 from dataset.package_audit import PackageAudit
+from loaders import layout
 from loaders.models import REPOSITORY_PACKAGE_PREFIX
 
 DEFAULT_TIMEOUT_S = 120.0

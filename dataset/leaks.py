@@ -18,7 +18,7 @@ import hashlib
 import io
 import re
 import zipfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
@@ -28,7 +28,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic import BaseModel
 
-from dataset import layout
+from dataset.hub.build import HUB_DIR, PUBLIC_DIR
+from loaders import layout
 from loaders.download import (
     CARD_FILE,
     CHECKSUMS_FILE,
@@ -70,7 +71,7 @@ TEXT_KINDS: tuple[LeakKind, ...] = (
     "rationale",
     "ground_truth",
 )
-"""Kinds of hidden text, most specific first: an n-gram shared by several is reported as the first."""
+"""Kinds of hidden text, most specific first: an n-gram hidden in several is reported as the first."""
 
 HIDDEN_FILE_NAMES = frozenset({*layout.HIDDEN_TASK_FILES, GROUND_TRUTH_FILE})
 HIDDEN_COLUMNS = frozenset({*HIDDEN_TASK_FIELDS, *GROUND_TRUTH_COLUMNS} - {"task_id", "event_id"})
@@ -82,6 +83,8 @@ SHORT_MIN_TOKENS = 3
 SHORT_MIN_CHARS = 20
 EXCERPT_CHARS = 80
 MAX_ARCHIVE_DEPTH = 3
+ZIP_MAGIC = b"PK\x03\x04"
+NOT_IN_PACKAGE = "not a file of the layout package"
 _TOKEN = re.compile(rb"[a-z0-9]+")
 _MULTIPLIER = np.uint64(0x100000001B3)
 
@@ -118,6 +121,14 @@ def ngrams(token_hashes: np.ndarray, n: int) -> np.ndarray:
     return grams
 
 
+def contains(sorted_keys: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Which `values` occur in the sorted array `sorted_keys` (a binary search, no re-sorting)."""
+    if not len(sorted_keys):
+        return np.zeros(len(values), dtype=bool)
+    slots = np.minimum(np.searchsorted(sorted_keys, values), len(sorted_keys) - 1)
+    return sorted_keys[slots] == values
+
+
 @dataclass
 class _Needles:
     """Sorted n-gram hashes of one length and, aligned, the index of the (task, kind) owning each."""
@@ -129,11 +140,11 @@ class _Needles:
         """(positions in `grams` that are needles, the owner of each)."""
         if not len(self.keys) or not len(grams):
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int32)
-        positions = np.flatnonzero(np.isin(grams, self.keys))
+        positions = np.flatnonzero(contains(self.keys, grams))
         return positions, self.owners[np.searchsorted(self.keys, grams[positions])]
 
     def without(self, public: np.ndarray) -> _Needles:
-        keep = ~np.isin(self.keys, public)
+        keep = ~contains(public, self.keys)
         return _Needles(self.keys[keep], self.owners[keep])
 
 
@@ -148,6 +159,23 @@ class _Unit:
 
 
 @dataclass
+class _Match:
+    """Needle matches in one unit for one n-gram length: positions, owners and the n-grams themselves."""
+
+    unit: _Unit
+    n: int
+    positions: np.ndarray
+    owners: np.ndarray
+    grams: np.ndarray
+
+
+@dataclass
+class _Scan:
+    findings: list[LeakFinding] = field(default_factory=list)
+    matches: list[_Match] = field(default_factory=list)
+
+
+@dataclass
 class HiddenIndex:
     """Needles of every task's hidden material, minus what the layout legitimately makes public."""
 
@@ -155,26 +183,21 @@ class HiddenIndex:
     needles: dict[int, _Needles]
     owners: list[tuple[str, LeakKind]]
     task_events: dict[str, str]
-    _evidence: dict[tuple[str, int], np.ndarray] = field(default_factory=dict, repr=False)
-    _sources: dict[tuple[Path, int], np.ndarray] = field(default_factory=dict, repr=False)
     _digests: dict[Path, str] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def from_layout(cls, out: Path, rationales: Mapping[str, Mapping[str, str]] | None = None) -> HiddenIndex:
-        """Collect the hidden needles of the built release at `out`.
-
-        `rationales` ({task_id: {"difficulty_rationale": ..., "dimension_rationale": ...}}) adds the
-        reviewer notes, which the layout does not hold.
-        """
+    def from_layout(cls, out: Path) -> HiddenIndex:
+        """Collect the hidden needles of the built release at `out` (its tasks' hidden files)."""
         out = Path(out)
         records = read_hidden_records(out)
+        texts = {task_id: _hidden_texts(record) for task_id, record in records.items()}
         owners: list[tuple[str, LeakKind]] = []
         grams: dict[int, list[tuple[np.ndarray, int]]] = {}
-        for record in records.values():
-            texts = _hidden_texts(record, (rationales or {}).get(record.task_id, {}))
-            for kind in TEXT_KINDS:
-                owners.append((record.task_id, kind))
-                for n, hashes in _needle_grams(texts.get(kind, ([], []))):
+        # Kind-major order: an n-gram shared by several tasks is reported under its most specific kind.
+        for kind in TEXT_KINDS:
+            for task_id, by_kind in texts.items():
+                owners.append((task_id, kind))
+                for n, hashes in _needle_grams(by_kind[kind]):
                     grams.setdefault(n, []).append((hashes, len(owners) - 1))
         public = _public_grams(out, set(grams))
         needles = {n: _merge(parts).without(public[n]) for n, parts in grams.items()}
@@ -189,72 +212,66 @@ class HiddenIndex:
         folder = Path(folder)
         if not folder.is_dir():
             raise NotADirectoryError(f"not a public Hub folder: {folder}")
-        findings: list[LeakFinding] = []
+        scan = _Scan()
         for path in sorted(folder.rglob("*")):
             relative = path.relative_to(folder).as_posix()
-            findings.extend(_name_findings(relative, path))
+            scan.findings.extend(_name_findings(relative, path))
             if path.is_file() and not path.is_symlink():
-                findings.extend(self._scan_file(relative, path))
-        return findings
+                self._scan_file(relative, path, scan)
+        return sorted(
+            scan.findings + self._text_findings(scan.matches),
+            key=lambda finding: (finding.file, finding.entry, finding.task_id, finding.kind),
+        )
 
-    def _scan_file(self, relative: str, path: Path) -> list[LeakFinding]:
+    def _scan_file(self, relative: str, path: Path, scan: _Scan) -> None:
         try:
             if path.suffix == ".parquet":
-                return self._scan_parquet(relative, path)
-            archive = ARCHIVE_PATH.fullmatch(relative)
-            if path.suffix == ".zip" or zipfile.is_zipfile(path):
-                event_id = archive.group(1) if archive else ""
-                return self._scan_archive(relative, "", path.read_bytes(), event_id, 0)
-            return self._scan_unit(_Unit(relative, "", path.read_bytes()))
+                self._scan_parquet(relative, path, scan)
+            elif path.suffix == ".zip" or zipfile.is_zipfile(path):
+                archive = ARCHIVE_PATH.fullmatch(relative)
+                self._scan_archive(relative, "", path.read_bytes(), archive.group(1) if archive else "", scan)
+            else:
+                self._match(_Unit(relative, "", path.read_bytes()), scan)
         except (OSError, ValueError, zipfile.BadZipFile) as error:
-            return [LeakFinding(file=relative, kind="unreadable", excerpt=_clip(str(error)))]
+            scan.findings.append(LeakFinding(file=relative, kind="unreadable", excerpt=_clip(str(error))))
 
-    def _scan_parquet(self, relative: str, path: Path) -> list[LeakFinding]:
+    def _scan_parquet(self, relative: str, path: Path, scan: _Scan) -> None:
         table = pq.read_table(path)
-        findings = [
+        scan.findings.extend(
             LeakFinding(file=relative, entry=f"column {name}", kind="hidden_column", excerpt=name)
             for name in table.column_names
             if name in HIDDEN_COLUMNS
-        ]
+        )
         for unit in _parquet_units(relative, table):
-            findings.extend(self._scan_unit(unit))
-        return findings
+            self._match(unit, scan)
 
-    def _scan_archive(
-        self, relative: str, prefix: str, data: bytes, event_id: str, depth: int
-    ) -> list[LeakFinding]:
-        findings: list[LeakFinding] = []
+    def _scan_archive(self, relative: str, prefix: str, data: bytes, event_id: str, scan: _Scan) -> None:
+        """Scan every entry; `event_id` names the layout package a top-level archive copies ("" if none)."""
+        top_level = not prefix
         with zipfile.ZipFile(io.BytesIO(data)) as bundle:
             for info in bundle.infolist():
                 entry = prefix + info.filename
-                findings.extend(_entry_findings(relative, entry, info, top_level=depth == 0))
+                scan.findings.extend(_entry_findings(relative, entry, info, top_level))
                 if info.is_dir():
                     continue
                 content = bundle.read(info)
-                source = self._layout_source(event_id, info.filename) if depth == 0 else None
-                if depth == 0 and source is None:
-                    findings.append(
-                        LeakFinding(
-                            file=relative,
-                            entry=entry,
-                            kind="not_allowed",
-                            excerpt="not a file of the layout package",
-                        )
+                source = self._layout_source(event_id, info.filename) if top_level else None
+                if top_level and source is None:
+                    scan.findings.append(
+                        LeakFinding(file=relative, entry=entry, kind="not_allowed", excerpt=NOT_IN_PACKAGE)
                     )
                 if source is not None and _sha256(content) == self._file_sha256(source):
                     continue  # a verbatim copy of the layout's public file
-                if depth < MAX_ARCHIVE_DEPTH and content[:4] == b"PK\x03\x04":
-                    findings.extend(self._scan_archive(relative, entry + "!", content, "", depth + 1))
-                    continue
-                findings.extend(self._scan_unit(_Unit(relative, entry, content, source)))
-        return findings
+                if content[:4] == ZIP_MAGIC and entry.count("!") < MAX_ARCHIVE_DEPTH:
+                    self._scan_archive(relative, entry + "!", content, "", scan)
+                else:
+                    self._match(_Unit(relative, entry, content, source), scan)
 
     def _layout_source(self, event_id: str, name: str) -> Path | None:
         """The layout file an archive entry should copy (None for unsafe names and unknown files)."""
         if not event_id or check_entry_name(name) is not None:
             return None
-        package = EventPackage(layout.package_dir(self.out, event_id), event_id)
-        path = package.resolve(name)
+        path = EventPackage(layout.package_dir(self.out, event_id), event_id).resolve(name)
         return path if path.is_file() else None
 
     def _file_sha256(self, path: Path) -> str:
@@ -262,43 +279,62 @@ class HiddenIndex:
             self._digests[path] = _sha256(path.read_bytes())
         return self._digests[path]
 
-    def _scan_unit(self, unit: _Unit) -> list[LeakFinding]:
+    def _match(self, unit: _Unit, scan: _Scan) -> None:
+        """Record the unit's needle matches that its own layout source does not explain."""
         token_hashes = tokens(unit.data)
-        matched: dict[int, list[int]] = {}
         for n, needles in self.needles.items():
             grams = ngrams(token_hashes, n)
             positions, owners = needles.hits(grams)
-            if not len(positions):
-                continue
-            hidden = ~self._legitimate(unit, n, grams[positions], owners)
-            for position, owner in zip(positions[hidden].tolist(), owners[hidden].tolist(), strict=True):
-                matched.setdefault(owner, []).append(position)
-        return [self._finding(unit, owner, positions) for owner, positions in sorted(matched.items())]
+            if unit.source is not None and len(positions):
+                keep = ~contains(np.unique(ngrams(tokens(unit.source.read_bytes()), n)), grams[positions])
+                positions, owners = positions[keep], owners[keep]
+            if len(positions):
+                scan.matches.append(_Match(unit, n, positions, owners, grams[positions]))
 
-    def _legitimate(self, unit: _Unit, n: int, grams: np.ndarray, owners: np.ndarray) -> np.ndarray:
-        """Which matched n-grams also occur in the unit's layout source or in their task's package evidence."""
-        legit = np.zeros(len(grams), dtype=bool)
-        if unit.source is not None:
-            legit |= np.isin(grams, self._source_grams(unit.source, n))
-        events = np.array([self.task_events[self.owners[owner][0]] for owner in owners.tolist()])
-        for event_id in set(events.tolist()):
-            mine = events == event_id
-            legit[mine] |= np.isin(grams[mine], self._evidence_grams(event_id, n))
-        return legit
+    def _text_findings(self, matches: list[_Match]) -> list[LeakFinding]:
+        """Findings from the matches left after dismissing n-grams found in their task's package evidence."""
+        owner_events = np.array([self.task_events[task_id] for task_id, _ in self.owners])
+        in_evidence = self._evidence_grams(matches, owner_events)
+        grouped: dict[tuple[int, int], tuple[_Unit, list[int]]] = {}
+        for match in matches:
+            events = owner_events[match.owners]
+            hidden = np.ones(len(match.grams), dtype=bool)
+            for event_id in np.unique(events).tolist():
+                mine = events == event_id
+                hidden[mine] = ~contains(in_evidence[(event_id, match.n)], match.grams[mine])
+            for position, owner in zip(
+                match.positions[hidden].tolist(), match.owners[hidden].tolist(), strict=True
+            ):
+                grouped.setdefault((id(match.unit), owner), (match.unit, []))[1].append(position)
+        return [self._finding(unit, owner, positions) for (_, owner), (unit, positions) in grouped.items()]
 
-    def _source_grams(self, source: Path, n: int) -> np.ndarray:
-        key = (source, n)
-        if key not in self._sources:
-            self._sources[key] = ngrams(tokens(source.read_bytes()), n)
-        return self._sources[key]
+    def _evidence_grams(
+        self, matches: list[_Match], owner_events: np.ndarray
+    ) -> dict[tuple[str, int], np.ndarray]:
+        """For each (event, n): the matched n-grams that occur in that event's evidence files, sorted.
 
-    def _evidence_grams(self, event_id: str, n: int) -> np.ndarray:
-        key = (event_id, n)
-        if key not in self._evidence:
+        Each involved package is tokenized once, however many matches point at it.
+        """
+        wanted: dict[str, dict[int, list[np.ndarray]]] = {}
+        for match in matches:
+            events = owner_events[match.owners]
+            for event_id in np.unique(events).tolist():
+                wanted.setdefault(event_id, {}).setdefault(match.n, []).append(
+                    match.grams[events == event_id]
+                )
+        found: dict[tuple[str, int], np.ndarray] = {}
+        for event_id, by_length in wanted.items():
+            candidates = {n: np.unique(np.concatenate(parts)) for n, parts in by_length.items()}
+            hits: dict[int, list[np.ndarray]] = {n: [] for n in candidates}
             package = EventPackage(layout.package_dir(self.out, event_id), event_id)
-            parts = [ngrams(tokens(package.read_bytes(path)), n) for path in package.list_files("data")]
-            self._evidence[key] = np.unique(np.concatenate(parts)) if parts else np.empty(0, dtype=np.uint64)
-        return self._evidence[key]
+            for path in package.list_files("data"):
+                token_hashes = tokens(package.read_bytes(path))
+                for n, keys in candidates.items():
+                    grams = ngrams(token_hashes, n)
+                    hits[n].append(grams[contains(keys, grams)])
+            for n, parts in hits.items():
+                found[(event_id, n)] = np.unique(np.concatenate(parts)) if parts else np.empty(0, np.uint64)
+        return found
 
     def _finding(self, unit: _Unit, owner: int, positions: list[int]) -> LeakFinding:
         task_id, kind = self.owners[owner]
@@ -314,18 +350,16 @@ class HiddenIndex:
 
 def scan_release(out: Path) -> list[LeakFinding]:
     """Scan `out/hub/public` against the hidden material of the built release at `out`."""
-    return HiddenIndex.from_layout(out).scan_public(Path(out) / "hub" / "public")
+    return HiddenIndex.from_layout(out).scan_public(Path(out) / HUB_DIR / PUBLIC_DIR)
 
 
-def _hidden_texts(
-    record: HiddenRecord, rationale: Mapping[str, str]
-) -> dict[LeakKind, tuple[list[str], list[str]]]:
+def _hidden_texts(record: HiddenRecord) -> dict[LeakKind, tuple[list[str], list[str]]]:
     """Per kind: (long texts to shingle, short label strings matched whole)."""
     truth = record.ground_truth
     primary = truth.get("primary_gt")
     labels = list(_strings(primary))
     rubric = list(_strings(truth.get("rubric")))
-    notes = [text for text in rationale.values() if text]
+    notes = [text for text in (record.difficulty_rationale, record.dimension_rationale) if text]
     return {
         "primary_gt": ([to_json_cell(primary), *labels], labels),
         "rubric": (rubric, rubric),

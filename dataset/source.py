@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
 import tarfile
 import tempfile
@@ -14,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from loaders.cache import default_cache_dir, file_sha256
 from loaders.models import Event, FileEntry, GroundTruth, HiddenTask, Task
 
 SOURCE_DIRNAME = "earthverse-source"
@@ -108,22 +108,6 @@ def _read_record(path: Path) -> SourceTaskRecord:
     if path.stem != record.task_id:
         raise SourceError(f"{path}: file name does not match its task_id {record.task_id!r}")
     return record
-
-
-def default_cache_dir() -> Path:
-    """Where unpacked releases live: $EARTHVERSE_CACHE, else the project's git-ignored `.cache/`."""
-    configured = os.environ.get("EARTHVERSE_CACHE")
-    if configured:
-        return Path(configured)
-    return Path(__file__).resolve().parents[1] / ".cache"
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def open_source(source: Path, cache_dir: Path | None = None) -> SourceRelease:

@@ -8,7 +8,6 @@ target, and swapped into place atomically so a folder that exists is always comp
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import shutil
@@ -22,7 +21,7 @@ from pathlib import Path, PurePosixPath
 from huggingface_hub import HfApi, hf_hub_download
 from huggingface_hub.errors import EntryNotFoundError, RepositoryNotFoundError, RevisionNotFoundError
 
-from dataset.source import default_cache_dir
+from loaders.cache import default_cache_dir, file_sha256
 from loaders.package import PACKAGE_AREAS
 
 DEFAULT_REPO_ID = "earthverse/core"
@@ -89,16 +88,8 @@ def archive_name(event_id: str) -> str:
 
 
 def hub_endpoint(endpoint: str | None = None) -> str | None:
-    """The Hub endpoint to use: the argument, else HF_ENDPOINT as set now (huggingface_hub reads it at import)."""
+    """The Hub endpoint: the argument, else HF_ENDPOINT as set now (huggingface_hub reads it at import)."""
     return endpoint or os.environ.get("HF_ENDPOINT") or None
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with Path(path).open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def format_checksums(digests: Mapping[str, str]) -> str:

@@ -10,16 +10,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-PACKAGE_CATEGORIES = (
-    "event_catalogs",
-    "event_reports",
-    "exposure_impact",
-    "geospatial_context",
-    "physical_hazard",
-    "remote_sensing",
-    "other",
-)
-
 CAPABILITY_TAGS = (
     "physical_mechanism",
     "spatiotemporal_process",
@@ -30,7 +20,13 @@ CAPABILITY_TAGS = (
     "remote_sensing_geospatial",
 )
 
-HIDDEN_TASK_FIELDS = ("solution", "ground_truth", "compute_gt_py", "difficulty_rationale", "dimension_rationale")
+HIDDEN_TASK_FIELDS = (
+    "solution",
+    "ground_truth",
+    "compute_gt_py",
+    "difficulty_rationale",
+    "dimension_rationale",
+)
 """Fields of a source task record that are private: the first three by the release's own rule; the
 two rationales because they are reviewer notes that describe the intended solution path."""
 
@@ -114,7 +110,7 @@ class RubricCriterion(BaseModel):
     name: str
     points: float
     description: str
-    partial_credit: str | None = None
+    partial_credit: str | list[str] | None = None
 
 
 class Rubric(BaseModel):

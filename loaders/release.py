@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import io
 import json
 import re
 from collections.abc import Callable, Iterable
@@ -22,8 +21,8 @@ from typing import Any, Literal
 import pyarrow.parquet as pq
 from pydantic import BaseModel, ValidationError
 
-from dataset import layout
-from dataset.source import default_cache_dir
+from loaders import layout
+from loaders.cache import default_cache_dir
 from loaders.download import (
     CARD_FILE,
     CHECKSUMS_FILE,
@@ -64,10 +63,10 @@ GROUND_TRUTH_COLUMNS = (
     "ground_truth",
 )
 """The private ground_truth.parquet columns, all text; JSON-valued ones hold compact JSON."""
-MANIFEST_CSV_TO_FIELD = {"data_category": "category", "url": "source_url", "file_status": "status"}
-"""files.csv column → FileEntry field, where they differ (the inverse of `dataset.layout.files_csv`)."""
-
 _REPO_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
+
+
+REVIEW_NOTES_FILE = "review_notes.json"
 
 
 class ReleaseError(ValueError):
@@ -156,12 +155,9 @@ def hidden_from_row(row: dict[str, Any]) -> HiddenRecord:
 
 
 def read_manifest(path: Path) -> list[FileEntry]:
-    """A package's `metadata/files.csv` as FileEntry records (columns outside the model are kept as extras)."""
+    """A package's `metadata/files.csv` as FileEntry records (columns outside the model kept as extras)."""
     try:
-        rows = list(csv.DictReader(io.StringIO(path.read_text(encoding="utf-8"))))
-        return [
-            FileEntry.model_validate({MANIFEST_CSV_TO_FIELD.get(k, k): v for k, v in r.items()}) for r in rows
-        ]
+        return layout.parse_files_csv(path.read_text(encoding="utf-8"))
     except (OSError, ValidationError, csv.Error) as error:
         raise ReleaseError(f"{path}: not a readable manifest: {error}") from error
 
@@ -239,7 +235,7 @@ def open_release(
 
     Hub forms verify tasks.parquet and events.parquet against `checksums.sha256`; packages are
     extracted (or, for a repo, downloaded) on first use into `<cache_dir>/packages/` (default cache
-    dir: `dataset.source.default_cache_dir()`); a repo's small files go to `<cache_dir>/hub/`.
+    dir: `loaders.cache.default_cache_dir()`); a repo's small files go to `<cache_dir>/hub/`.
     """
     path = Path(path_or_repo_id)
     cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
@@ -322,8 +318,9 @@ def _from_tables(
     digests: dict[str, str],
     package_root: Callable[[str], Path],
 ) -> Release:
-    for name in (TASKS_FILE, EVENTS_FILE):
-        verify_file(folder / name, name, digests)
+    for name in (TASKS_FILE, EVENTS_FILE, CARD_FILE):
+        if name != CARD_FILE or (folder / name).is_file():
+            verify_file(folder / name, name, digests)
     tasks = [task_from_row(row) for row in _read_rows(folder / TASKS_FILE)]
     event_rows = _read_rows(folder / EVENTS_FILE)
     events = {row["event_id"]: event_from_row(row) for row in event_rows}
@@ -411,13 +408,17 @@ def _hidden_from_layout(out: Path) -> dict[str, HiddenRecord]:
 
 
 def _hidden_record(folder: Path, task: Task) -> HiddenRecord:
+    notes_path = folder / REVIEW_NOTES_FILE
     try:
+        notes = json.loads(notes_path.read_text(encoding="utf-8")) if notes_path.is_file() else {}
         return HiddenRecord(
             task_id=task.task_id,
             event_id=task.event_id,
             ground_truth=json.loads((folder / "computed_gt.json").read_text(encoding="utf-8")),
             solution=(folder / "solution_en.md").read_text(encoding="utf-8"),
             compute_gt_py=(folder / "compute_gt.py").read_text(encoding="utf-8"),
+            difficulty_rationale=notes.get("difficulty_rationale", ""),
+            dimension_rationale=notes.get("dimension_rationale", ""),
         )
     except (OSError, ValueError) as error:
         raise ReleaseError(f"{folder}: hidden task files unreadable: {error}") from error

@@ -16,9 +16,17 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from loaders.release import Release, open_release  # noqa: E402  (after the project path is known)
+from loaders.release import Release, open_release  # after the project path is known
 
-TABLE_COLUMNS = ("task_id", "title", "event_name", "hazard_family", "region", "difficulty", "primary_dimension")
+TABLE_COLUMNS = (
+    "task_id",
+    "title",
+    "event_name",
+    "hazard_family",
+    "region",
+    "difficulty",
+    "primary_dimension",
+)
 
 
 def task_table(release: Release, query: str = "", hazard_family: str = "all") -> pd.DataFrame:

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from dataset.build import build_release
-from dataset.source import SourceRelease, default_cache_dir, open_source
+from dataset.source import SourceRelease, open_source
+from loaders.cache import default_cache_dir
 
 PROJECT = Path(__file__).resolve().parents[1]
 SOURCE_ARCHIVE = Path(
@@ -41,6 +42,10 @@ def source_release(source_archive: Path) -> SourceRelease:
 
 @pytest.fixture(scope="session")
 def built_release(source_archive: Path) -> Path:
-    """A full `earthverse build` of the real release (layout, report, hub/). Read-only for tests."""
+    """A full `earthverse build` of the real release (layout, report, hub/). Read-only for tests.
+
+    EARTHVERSE_BUILT_RELEASE=<out> points the suite at an existing build instead, for quick local runs."""
+    if os.environ.get("EARTHVERSE_BUILT_RELEASE"):
+        return Path(os.environ["EARTHVERSE_BUILT_RELEASE"])
     out = default_cache_dir() / "test-build"
     return build_release(source_archive, out, jobs=2).out

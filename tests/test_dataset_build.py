@@ -8,8 +8,10 @@ import json
 import pytest
 
 import dataset.build
-from dataset.build import REPORT_JSON, STAMP_NAME, BuildError, build_release
+from dataset.build import REPORT_JSON, STAMP_NAME, build_release
 from evaluator.cli import main
+from loaders import layout
+from loaders.atomic import ForeignFolderError
 from tests.mini_release import make_mini_source
 
 
@@ -40,7 +42,7 @@ def test_canonical_layout_holds_every_file(built_release):
     task = built_release / "tasks" / "CSX-001" / "CSX-001_Q1"
     names = sorted(path.name for path in task.iterdir())
     assert names == sorted(
-        ["question_en.md", "task.json", "solution_en.md", "compute_gt.py", "computed_gt.json", "rubric.json"]
+        ["question_en.md", "task.json", *layout.HIDDEN_TASK_FILES]
     )
     assert "solution" not in json.loads((task / "task.json").read_text())
     metadata = built_release / "packages" / "CSX-001" / "metadata"
@@ -90,7 +92,7 @@ def test_missing_file_and_escaping_manifest_path_fail_assembly(source_release, t
 def test_a_failing_build_leaves_nothing_that_looks_complete(source_release, tmp_path, monkeypatch):
     mini = make_mini_source(source_release, tmp_path / "src")
 
-    def broken_hub(out):
+    def broken_hub(out, **options):
         raise RuntimeError("disk full")
 
     monkeypatch.setattr(dataset.build, "build_hub", broken_hub)
@@ -103,7 +105,10 @@ def test_a_failed_rebuild_keeps_the_previous_build(source_release, tmp_path, mon
     mini = make_mini_source(source_release, tmp_path / "src")
     out = build_release(mini, tmp_path / "out", timeout_s=30).out
     stamp = (out / STAMP_NAME).read_text()
-    monkeypatch.setattr(dataset.build, "build_hub", lambda out: (_ for _ in ()).throw(RuntimeError("boom")))
+    def broken_hub(out, **options):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(dataset.build, "build_hub", broken_hub)
     with pytest.raises(RuntimeError):
         build_release(mini, out, timeout_s=30, force=True)
     assert (out / STAMP_NAME).read_text() == stamp
@@ -115,7 +120,7 @@ def test_build_refuses_to_replace_a_folder_that_is_not_a_build(source_release, t
     precious = tmp_path / "home"
     precious.mkdir()
     (precious / "thesis.tex").write_text("years of work")
-    with pytest.raises(BuildError, match="not an earlier EarthVerse build"):
+    with pytest.raises(ForeignFolderError, match="not an earlier EarthVerse build"):
         build_release(mini, precious)
     assert (precious / "thesis.tex").read_text() == "years of work"
 

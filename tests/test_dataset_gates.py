@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from dataset import layout
 from dataset.gates import GATE_NAMES, TaskInputs, anchoring, authoring, reference, rubric, run_gates
 from dataset.gt_runner import GroundingResult
 from dataset.package_audit import audit_package
+from loaders import layout
 
 
 @pytest.fixture(scope="module")

@@ -4,12 +4,13 @@ import json
 import shutil
 import socket
 import threading
+from pathlib import Path
 
 import pytest
 
-from dataset import layout
 from dataset.gt_runner import explain_failure, ground_task, network_isolated
 from dataset.package_audit import FileAudit, PackageAudit
+from loaders import layout
 
 
 @pytest.fixture
@@ -54,16 +55,19 @@ def test_crashing_program_fails_with_its_error(one_task_release):
     assert result.reason == "RuntimeError: the anchor file disagrees"
 
 
-def test_hanging_program_is_killed_at_the_time_limit(one_task_release):
+def test_hanging_program_is_killed_at_the_time_limit_with_its_children(one_task_release, tmp_path):
+    pid_file = tmp_path / "child.pid"
     _program(
         one_task_release,
         "import subprocess, sys\n"
-        "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
+        f"open({str(pid_file)!r}, 'w').write(str(child.pid))\n"
         "while True: pass\n",
     )
-    result = ground_task(one_task_release, "CSX-001", "CSX-001_Q1", timeout_s=2)
-    assert result.status == "failed" and result.reason == "timed out after 2 s"
-    assert result.seconds < 30
+    result = ground_task(one_task_release, "CSX-001", "CSX-001_Q1", timeout_s=3)
+    assert result.status == "failed" and result.reason == "timed out after 3 s"
+    child = int(pid_file.read_text())
+    assert not Path(f"/proc/{child}").exists() or "zombie" in Path(f"/proc/{child}/status").read_text()
 
 
 def test_program_that_writes_nothing_fails(one_task_release):

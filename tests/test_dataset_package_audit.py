@@ -3,8 +3,8 @@ from __future__ import annotations
 import os
 import shutil
 
-from dataset import layout
 from dataset.package_audit import audit_package
+from loaders import layout
 
 
 def _copy_package(built_release, tmp_path, event_id="CSX-001"):

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from dataset.source import COMPLETE_MARKER, SourceError, file_sha256, open_source
+from dataset.source import COMPLETE_MARKER, SourceError, open_source
+from loaders.cache import file_sha256
 from tests.mini_release import make_mini_source
 
 RELEASE_SHA256 = "26cd1d50ffe04ecae2d89fbb020ce201383556c34ebc661ec563dd53dec3a7e7"

@@ -525,8 +525,6 @@ def test_register_refuses_a_taken_name_or_extension() -> None:
 
 # ---------------------------------------------------------------- the real release
 
-SOURCE_DIR = Path(os.environ.get("EARTHVERSE_SOURCE_DIR", "/tmp/evsrc/earthverse-source"))
-
 # What a manifest label may turn out to be: the label's own reader, or what its content really is.
 ACCEPTED_FORMATS = {
     "json": {"json"},
@@ -542,10 +540,8 @@ ACCEPTED_FORMATS = {
 
 
 @pytest.fixture(scope="module")
-def source_dir() -> Path:
-    if not (SOURCE_DIR / "packages").is_dir() or not (SOURCE_DIR / "tasks").is_dir():
-        pytest.skip(f"unpacked source release not found at {SOURCE_DIR} (set EARTHVERSE_SOURCE_DIR)")
-    return SOURCE_DIR
+def source_dir(source_release) -> Path:
+    return source_release.root
 
 
 def _manifest_labels(source: Path) -> dict[Path, str]:

@@ -8,10 +8,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from dataset import layout
 from dataset.gt_runner import GroundingResult
 from dataset.package_audit import PackageAudit
 from dataset.source import SourceTaskRecord
+from loaders import layout
 
 
 class GateResult(BaseModel):

@@ -1,22 +1,22 @@
-"""`build_hub`: the canonical layout → `hub/public/` (card, parquet, archives, checksums) and `hub/private/`."""
+"""`build_hub`: canonical layout → `hub/public/` (card, parquet, archives, checksums) + `hub/private/`."""
 
 from __future__ import annotations
 
 import json
-import shutil
 import tempfile
 import time
-from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
-from dataset import layout
 from dataset.hub.archives import write_package_archive
 from dataset.hub.card import CardFacts, render_card, render_private_readme, schema_rows
 from dataset.hub.tables import EventFacts, events_table, ground_truth_table, tasks_table, write_parquet
+from loaders import layout
+from loaders.atomic import replace_folder
+from loaders.cache import file_sha256
 from loaders.download import (
     CARD_FILE,
     CHECKSUMS_FILE,
@@ -24,7 +24,6 @@ from loaders.download import (
     GROUND_TRUTH_FILE,
     TASKS_FILE,
     archive_name,
-    file_sha256,
     format_checksums,
 )
 from loaders.package import EventPackage
@@ -38,13 +37,6 @@ REPORT_FILE = "release_report.json"
 
 class HubError(ValueError):
     """The layout cannot be turned into Hub folders; the message names what is wrong."""
-
-
-class TaskRationale(BaseModel):
-    """The two private reviewer notes of a task (not in the layout; the builder passes them in)."""
-
-    difficulty_rationale: str = ""
-    dimension_rationale: str = ""
 
 
 class HubSummary(BaseModel):
@@ -62,17 +54,17 @@ class HubSummary(BaseModel):
     seconds: float
 
 
-def build_hub(out: Path, rationales: Mapping[str, TaskRationale] | None = None, jobs: int = 2) -> HubSummary:
+def build_hub(out: Path, jobs: int = 2) -> HubSummary:
     """Write `out/hub/public/` and `out/hub/private/` from the canonical layout at `out`.
 
     Each folder is assembled in a hidden sibling and renamed into place, replacing an earlier one,
-    only when complete. `rationales` ({task_id: TaskRationale}) fills the private rationale columns.
-    `jobs` threads write the package archives. Two builds of one layout give identical public bytes.
+    only when complete. `jobs` threads write the package archives. Two builds of one layout give
+    identical public bytes.
     """
     started = time.monotonic()
     out = Path(out)
     release = open_release(out)
-    hidden = _with_rationales(read_hidden_records(out), rationales or {})
+    hidden = read_hidden_records(out)
     hub = out / HUB_DIR
     hub.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".building-", dir=hub) as scratch:
@@ -91,21 +83,9 @@ def build_hub(out: Path, rationales: Mapping[str, TaskRationale] | None = None, 
             private_files=_sizes(private),
             seconds=0.0,
         )
-        _replace(public, hub / PUBLIC_DIR)
-        _replace(private, hub / PRIVATE_DIR)
+        replace_folder(public, hub / PUBLIC_DIR)
+        replace_folder(private, hub / PRIVATE_DIR)
     return summary.model_copy(update={"seconds": round(time.monotonic() - started, 2)})
-
-
-def _with_rationales(
-    hidden: dict[str, HiddenRecord], rationales: Mapping[str, TaskRationale]
-) -> dict[str, HiddenRecord]:
-    unknown = sorted(set(rationales) - set(hidden))
-    if unknown:
-        raise HubError(f"rationales given for tasks the layout does not have: {', '.join(unknown[:5])}")
-    return {
-        task_id: task.model_copy(update=rationales[task_id].model_dump()) if task_id in rationales else task
-        for task_id, task in hidden.items()
-    }
 
 
 def _write_public(out: Path, release: Release, public: Path, jobs: int) -> None:
@@ -176,14 +156,3 @@ def _sizes(folder: Path) -> dict[str, int]:
         for path in sorted(folder.rglob("*"))
         if path.is_file()
     }
-
-
-def _replace(staged: Path, target: Path) -> None:
-    """Rename `staged` onto `target`; an earlier `target` is moved aside first and deleted after."""
-    if not target.exists():
-        staged.rename(target)
-        return
-    previous = staged.with_name(staged.name + ".previous")
-    target.rename(previous)
-    staged.rename(target)
-    shutil.rmtree(previous, ignore_errors=True)

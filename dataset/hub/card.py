@@ -10,6 +10,7 @@ from typing import Any
 import pyarrow as pa
 from pydantic import BaseModel
 
+from dataset.hub.tables import FLATTENED_SEPARATOR
 from loaders.download import CHECKSUMS_FILE, DEFAULT_REPO_ID, EVENTS_FILE, GROUND_TRUTH_FILE, TASKS_FILE
 from loaders.models import Event, FileEntry, Task
 from loaders.release import EVENT_RECORD_COLUMN, MANIFEST_COLUMN
@@ -61,6 +62,20 @@ EVENT_COLUMN_NOTES = {
     EVENT_RECORD_COLUMN: "The full event record (`metadata/event.json`) as a JSON string.",
 }
 
+MANIFEST_FIELD_NOTES = {
+    "file_id": "File id within the package, `F0001`...",
+    "category": "Evidence category (the folder under data/).",
+    "layer_name": "What the file is, as a layer name.",
+    "source_id": "Id of the source within the package.",
+    "source_name": "Name of the upstream source.",
+    "source_type": "Kind of upstream source.",
+    "source_url": "Where the upstream source is.",
+    "status": "Acquisition status recorded by the original release.",
+    "preview_type": "How the original site previewed the file.",
+    "mime_type": "MIME type recorded by the original release.",
+}
+"""Descriptions for FileEntry fields that carry no pydantic description."""
+
 
 class CardFacts(BaseModel):
     """Everything the public card states about one build."""
@@ -75,14 +90,15 @@ class CardFacts(BaseModel):
 
 
 def schema_rows(schema: pa.Schema) -> list[tuple[str, str]]:
-    """(column, Arrow type) pairs, with list<struct<...>> shortened so the field tables stay readable."""
+    """(column, type) pairs, with list types written `list<string>` / `list<struct>` for the field tables."""
     return [(field.name, _short_type(field.type)) for field in schema]
 
 
 def _short_type(arrow_type: pa.DataType) -> str:
-    if pa.types.is_list(arrow_type) and pa.types.is_struct(arrow_type.value_type):
-        return "list<struct>"
-    return str(arrow_type)
+    if not pa.types.is_list(arrow_type):
+        return str(arrow_type)
+    inner = arrow_type.value_type
+    return f"list<{'struct' if pa.types.is_struct(inner) else _short_type(inner)}>"
 
 
 def render_card(facts: CardFacts) -> str:
@@ -123,7 +139,7 @@ def _body(facts: CardFacts) -> str:
         _counts(facts),
         _report(facts.report_totals),
         _fields("tasks", facts.tasks_schema, _task_description),
-        _fields("events", facts.events_schema, _event_description),
+        _fields("events", facts.events_schema, _event_describer(facts.events)),
         _manifest_fields(),
         _ground_truth_note(),
         _license(),
@@ -150,7 +166,7 @@ This repository holds two configurations and one archive per event package:
 | --- | --- |
 | `{TASKS_FILE}` | config `tasks`: one row per task (the public prompt and metadata) |
 | `{EVENTS_FILE}` | config `events`: one row per event (record, counts, manifest) |
-| `packages/CSX-NNN.zip` | the event package: `data/<category>/<file>`, `metadata/event.json`, `metadata/files.csv` |
+| `packages/CSX-NNN.zip` | one event package: `data/<category>/<file>`, `metadata/{{event.json,files.csv}}` |
 | `{CHECKSUMS_FILE}` | sha256 of every other file, `sha256sum -c` format |
 """
 
@@ -249,13 +265,32 @@ def _task_description(name: str) -> str:
     return (field.description if field else None) or TASK_FIELD_NOTES.get(name, "")
 
 
-def _event_description(name: str) -> str:
-    if name in EVENT_COLUMN_NOTES:
-        return EVENT_COLUMN_NOTES[name]
-    field = Event.model_fields.get(name)
-    if field is not None and field.description:
-        return field.description
-    return f"From the event record (`metadata/event.json`), key `{name}` (nested keys joined by `_`)."
+def _event_describer(events: dict[str, Event]) -> Callable[[str], str]:
+    """Describe events columns; a flattened record column names the event.json key it comes from."""
+    paths = {
+        flattened: path
+        for event in events.values()
+        for flattened, path in _record_paths(event.model_dump(mode="json")).items()
+    }
+
+    def describe(name: str) -> str:
+        if name in EVENT_COLUMN_NOTES:
+            return EVENT_COLUMN_NOTES[name]
+        field = Event.model_fields.get(name)
+        if field is not None and field.description:
+            return field.description
+        return f"Event record field `{paths.get(name, name)}`."
+
+    return describe
+
+
+def _record_paths(record: dict[str, Any]) -> dict[str, str]:
+    paths = {}
+    for key, value in record.items():
+        children = value if isinstance(value, dict) else {}
+        paths[key] = key
+        paths.update({f"{key}{FLATTENED_SEPARATOR}{child}": f"{key}.{child}" for child in children})
+    return paths
 
 
 def _manifest_fields() -> str:

@@ -62,7 +62,7 @@ def _arrow_type(annotation: Any) -> pa.DataType:
 def events_table(
     events: dict[str, Event], manifests: dict[str, list[FileEntry]], facts: dict[str, EventFacts]
 ) -> pa.Table:
-    """One row per event: event_id, its record flattened one level (sorted), counts, archive, manifest, full record."""
+    """One row per event: id, record flattened one level (sorted), counts, archive, manifest, full record."""
     records = {event_id: _flatten(events[event_id].model_dump(mode="json")) for event_id in sorted(events)}
     record_columns = sorted({column for record in records.values() for column in record})
     rows = [

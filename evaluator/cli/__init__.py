@@ -7,11 +7,12 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from evaluator.cli import build
+from evaluator.cli import build, import_trajectories
 from evaluator.cli.base import Command, CommandError
 
 COMMANDS: dict[str, Command] = {
     "build": build.COMMAND,
+    "import-trajectories": import_trajectories.COMMAND,
 }
 
 

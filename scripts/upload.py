@@ -1,0 +1,250 @@
+"""Push a built release to the Hub: the public dataset, the private ground truth and, optionally, the Space.
+
+    python scripts/upload.py --public-repo earthverse/core --private-repo earthverse/core-private \\
+        [--space earthverse/leaderboard] [--release build] [--dry-run] [--token-env HF_TOKEN]
+
+The public folder is scanned for hidden material first; any finding refuses the whole upload.
+`plan_upload` decides exactly what each commit holds (pure: it reads local files, never the
+network); `--dry-run` prints that plan and stops. Each repo gets one `create_commit` with an
+explicit list of `CommitOperationAdd`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Literal
+
+from huggingface_hub import CommitOperationAdd, HfApi
+from pydantic import BaseModel
+
+from dataset.hub.build import HUB_DIR, PRIVATE_DIR, PUBLIC_DIR
+from dataset.leaks import HiddenIndex, LeakFinding
+from loaders.download import GROUND_TRUTH_FILE
+from loaders.release import open_release
+
+SPACE_DIR = Path(__file__).resolve().parents[1] / "space"
+SPACE_SDK = "gradio"
+DEFAULT_RELEASE = Path("build")
+MAX_FINDINGS_SHOWN = 20
+
+
+class UploadRefused(RuntimeError):
+    """The upload would publish something it must not; the message says what."""
+
+    def __init__(self, message: str, findings: list[LeakFinding] | None = None) -> None:
+        super().__init__(message)
+        self.findings = findings or []
+
+
+class FileOperation(BaseModel):
+    """One file to add in a commit."""
+
+    path_in_repo: str
+    local_path: Path
+    size: int
+
+
+class RepoPlan(BaseModel):
+    repo_id: str
+    repo_type: Literal["dataset", "space"]
+    private: bool
+    space_sdk: str | None = None
+    commit_message: str
+    operations: list[FileOperation]
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(operation.size for operation in self.operations)
+
+
+class UploadPlan(BaseModel):
+    """Everything an upload would do: which repos, their visibility, and every file of each commit."""
+
+    release: Path
+    version: str
+    repos: list[RepoPlan]
+
+
+def plan_upload(
+    release: Path,
+    public_repo: str,
+    private_repo: str,
+    space_repo: str | None = None,
+    space_dir: Path = SPACE_DIR,
+) -> UploadPlan:
+    """The upload plan for the built release at `release`; raises UploadRefused on any leak.
+
+    Reads local files only. The public folder must pass the hidden-material scan; the public and
+    private repos must differ; the private repo gets only the private folder.
+    """
+    release = Path(release)
+    public, private = release / HUB_DIR / PUBLIC_DIR, release / HUB_DIR / PRIVATE_DIR
+    for folder in (public, private):
+        if not folder.is_dir():
+            raise UploadRefused(f"{folder}: missing; build the release (earthverse build) first")
+    if public_repo == private_repo:
+        raise UploadRefused(f"the public and the private repo are the same ({public_repo})")
+    if not (private / GROUND_TRUTH_FILE).is_file():
+        raise UploadRefused(f"{private}: no {GROUND_TRUTH_FILE}")
+    version = open_release(release).version
+    repos = [
+        _repo_plan(public_repo, "dataset", False, public, f"EarthVerse release {version}"),
+        _repo_plan(private_repo, "dataset", True, private, f"EarthVerse ground truth {version}"),
+    ]
+    if space_repo:
+        repos.append(_space_plan(space_repo, space_dir, version))
+    findings = HiddenIndex.from_layout(release).scan_public(public)
+    if findings:
+        raise UploadRefused(
+            f"{public}: {len(findings)} hidden file(s) or text found; nothing uploaded", findings
+        )
+    return UploadPlan(release=release, version=version, repos=repos)
+
+
+def _repo_plan(
+    repo_id: str, repo_type: Literal["dataset", "space"], private: bool, folder: Path, message: str
+) -> RepoPlan:
+    return RepoPlan(
+        repo_id=repo_id,
+        repo_type=repo_type,
+        private=private,
+        space_sdk=SPACE_SDK if repo_type == "space" else None,
+        commit_message=message,
+        operations=[_operation(folder, path) for path in _files(folder)],
+    )
+
+
+def _space_plan(space_repo: str, space_dir: Path, version: str) -> RepoPlan:
+    plan = _repo_plan(space_repo, "space", False, space_dir, f"EarthVerse leaderboard for {version}")
+    if not plan.operations:
+        raise UploadRefused(f"{space_dir}: holds no files for the Space")
+    hidden = [op.path_in_repo for op in plan.operations if Path(op.path_in_repo).name == GROUND_TRUTH_FILE]
+    if hidden:
+        raise UploadRefused(
+            f"{space_dir}: holds ground truth ({', '.join(hidden)}); the Space reads it from the private repo"
+        )
+    return plan
+
+
+def _files(folder: Path) -> list[Path]:
+    """The files to commit: hidden files, `__pycache__` and `.pyc` are local artefacts, never uploaded."""
+    if not folder.is_dir():
+        return []
+    return [
+        path
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+        and path.suffix != ".pyc"
+        and not any(part.startswith(".") or part == "__pycache__" for part in path.relative_to(folder).parts)
+    ]
+
+
+def _operation(folder: Path, path: Path) -> FileOperation:
+    return FileOperation(
+        path_in_repo=path.relative_to(folder).as_posix(), local_path=path, size=path.stat().st_size
+    )
+
+
+def render_plan(plan: UploadPlan) -> str:
+    """The plan as text: each repo with its type and visibility, then each file with its size."""
+    lines = [f"Upload plan for {plan.release} (version {plan.version})"]
+    for repo in plan.repos:
+        visibility = "PRIVATE" if repo.private else "public"
+        sdk = f", sdk {repo.space_sdk}" if repo.space_sdk else ""
+        lines.append(
+            f"\n{repo.repo_type} {repo.repo_id} ({visibility}{sdk}): "
+            f"{len(repo.operations)} files, {_size(repo.total_bytes)}; commit {repo.commit_message!r}"
+        )
+        lines.extend(f"  {_size(op.size):>10}  {op.path_in_repo}" for op in repo.operations)
+    return "\n".join(lines)
+
+
+def _size(count: int) -> str:
+    if count < 1024:
+        return f"{count} B"
+    if count < 1024**2:
+        return f"{count / 1024:.1f} KB"
+    return f"{count / 1024**2:.1f} MB"
+
+
+def execute(plan: UploadPlan, token: str) -> list[str]:
+    """Create the repos (exist_ok), then make one commit per repo; return the commit URLs.
+
+    Every repo is created and checked before the first commit: a private repo that already
+    exists as public refuses the whole upload, with nothing committed anywhere.
+    """
+    api = HfApi(token=token)
+    for repo in plan.repos:
+        api.create_repo(
+            repo.repo_id,
+            repo_type=repo.repo_type,
+            private=repo.private,
+            space_sdk=repo.space_sdk,
+            exist_ok=True,
+        )
+        if repo.private and not api.repo_info(repo.repo_id, repo_type=repo.repo_type).private:
+            raise UploadRefused(f"{repo.repo_id} exists and is public; refusing to put ground truth there")
+    urls = []
+    for repo in plan.repos:
+        operations = [
+            CommitOperationAdd(path_in_repo=op.path_in_repo, path_or_fileobj=str(op.local_path))
+            for op in repo.operations
+        ]
+        commit = api.create_commit(
+            repo.repo_id, operations, commit_message=repo.commit_message, repo_type=repo.repo_type
+        )
+        urls.append(commit.commit_url)
+    return urls
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    token = os.environ.get(args.token_env)
+    if not args.dry_run and not token:
+        print(f"REFUSED: ${args.token_env} is not set (a Hub token with write access)", file=sys.stderr)
+        return 2
+    try:
+        plan = plan_upload(args.release, args.public_repo, args.private_repo, args.space)
+    except UploadRefused as refusal:
+        _print_refusal(refusal)
+        return 2
+    print(render_plan(plan))
+    if args.dry_run or not token:
+        print("\n--dry-run: nothing uploaded.")
+        return 0
+    for url in execute(plan, token):
+        print(f"committed: {url}")
+    return 0
+
+
+def _print_refusal(refusal: UploadRefused) -> None:
+    print(f"REFUSED: {refusal}", file=sys.stderr)
+    for finding in refusal.findings[:MAX_FINDINGS_SHOWN]:
+        where = f"{finding.file} :: {finding.entry}" if finding.entry else finding.file
+        print(
+            f"  {finding.kind:<16} {finding.task_id or '-':<12} {where}: {finding.excerpt}", file=sys.stderr
+        )
+    if len(refusal.findings) > MAX_FINDINGS_SHOWN:
+        print(f"  ... and {len(refusal.findings) - MAX_FINDINGS_SHOWN} more", file=sys.stderr)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--public-repo", required=True, help="public dataset repo, e.g. earthverse/core")
+    parser.add_argument(
+        "--private-repo", required=True, help="private ground-truth repo, e.g. earthverse/core-private"
+    )
+    parser.add_argument("--space", help="Space repo for the leaderboard, e.g. earthverse/leaderboard")
+    parser.add_argument(
+        "--release", type=Path, default=DEFAULT_RELEASE, help="built release folder (default: build)"
+    )
+    parser.add_argument("--dry-run", action="store_true", help="print the plan; touch no network")
+    parser.add_argument("--token-env", default="HF_TOKEN", help="environment variable holding the Hub token")
+    return parser
+
+
+if __name__ == "__main__":
+    sys.exit(main())
