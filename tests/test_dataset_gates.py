@@ -55,6 +55,12 @@ def test_anchoring_catches_a_wrong_event_id(records, built_release):
     assert "package_id 'CSX-001' is not the task's event 'CSX-002'" in anchoring.check(inputs).reason
 
 
+def test_anchoring_catches_a_task_whose_event_record_differs_from_its_package(records, built_release):
+    event = {**records["CSX-001_Q1"].event, "region": "Antarctica"}
+    result = anchoring.check(_inputs(records, built_release, "CSX-001_Q1", event=event))
+    assert not result.passed and "differs from the package's metadata/event.json" in result.reason
+
+
 def test_authoring_catches_a_question_that_states_a_derived_answer(records, built_release):
     result = authoring.check(_inputs(records, built_release, "CSX-070_Q1"))
     assert not result.passed and "17.9 of airport_runoff_mm" in result.reason

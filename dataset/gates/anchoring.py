@@ -37,6 +37,18 @@ def check(inputs: TaskInputs) -> GateResult:
     return passed("task, event record and anchor agree", anchor_file=anchor_path, window=window)
 
 
+def _package_record_problems(inputs: TaskInputs) -> list[str]:
+    """Tasks of one event must carry the same event record the package publishes as metadata/event.json."""
+    path = inputs.package_root / "metadata" / "event.json"
+    try:
+        published = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        return [f"metadata/event.json is unreadable: {error}"]
+    if published != inputs.record.event:
+        return ["the task's event record differs from the package's metadata/event.json"]
+    return []
+
+
 def _anchor_path(manifest: list[dict[str, Any]]) -> str | None:
     for entry in manifest:
         path = entry.get("relative_path", "")
