@@ -19,6 +19,7 @@ def check(inputs: TaskInputs) -> GateResult:
     problems = _identity_problems(
         record.event_id, record.event_name, record.hazard_family, event, "event record"
     )
+    problems += _package_record_problems(inputs)
     anchor_path = _anchor_path(record.event_files)
     if anchor_path is None:
         return failed([*problems, "the package has no locked event-anchor file"])
