@@ -21,7 +21,7 @@ import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
 import pyarrow as pa
@@ -50,27 +50,9 @@ from loaders.release import (
     to_json_cell,
 )
 
-LeakKind = Literal[
-    "hidden_file_name",
-    "not_allowed",
-    "unsafe_entry",
-    "hidden_column",
-    "unreadable",
-    "primary_gt",
-    "rubric",
-    "solution",
-    "compute_gt",
-    "rationale",
-    "ground_truth",
-]
-TEXT_KINDS: tuple[LeakKind, ...] = (
-    "primary_gt",
-    "rubric",
-    "solution",
-    "compute_gt",
-    "rationale",
-    "ground_truth",
-)
+TextKind = Literal["primary_gt", "rubric", "solution", "compute_gt", "rationale", "ground_truth"]
+LeakKind = Literal["hidden_file_name", "not_allowed", "unsafe_entry", "hidden_column", "unreadable", TextKind]
+TEXT_KINDS: tuple[TextKind, ...] = get_args(TextKind)
 """Kinds of hidden text, most specific first: an n-gram hidden in several is reported as the first."""
 
 HIDDEN_FILE_NAMES = frozenset({*layout.HIDDEN_TASK_FILES, GROUND_TRUTH_FILE})

@@ -11,7 +11,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 
 from loaders.cache import default_cache_dir, file_sha256
 from loaders.models import Event, FileEntry, GroundTruth, HiddenTask, Task
@@ -24,29 +24,12 @@ class SourceError(ValueError):
     """The source release is missing, corrupt or malformed; the message names what and where."""
 
 
-class SourceTaskRecord(BaseModel):
-    """One `tasks/CSX-NNN_QK.json` of the source release: public fields, hidden fields, event, manifest."""
+class SourceTaskRecord(Task):
+    """One `tasks/CSX-NNN_QK.json` of the source release: the public task fields, the hidden ones, the
+    event record and the package manifest."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    task_id: str
-    event_id: str
-    title: str
-    event_name: str
-    hazard_family: str
-    hazard_label: str = ""
-    region: str
-    scale: str
-    difficulty: str
     difficulty_rationale: str = ""
-    primary_dimension: str
-    dimensions: list[str]
     dimension_rationale: str = ""
-    task_type: str
-    target_family: str
-    file_count: int
-    category_counts: dict[str, int]
-    question: str
     solution: str
     ground_truth: dict[str, Any]
     compute_gt_py: str
