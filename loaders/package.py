@@ -54,6 +54,12 @@ class EventPackage:
         self.resolve(path)
         return PurePosixPath(*self._safe_parts(path)).as_posix()
 
+    def lexical(self, path: str) -> str:
+        """The canonical package-relative form of `path` from its text alone, touching no file (fast, for
+        bookkeeping such as which files a trace opened); PackagePathError for a lexically unsafe path.
+        Use `resolve` before reading: only it follows links."""
+        return PurePosixPath(*self._safe_parts(path)).as_posix()
+
     def resolve(self, path: str) -> Path:
         """The real filesystem path of `path` inside this package's `data/` or `metadata/`.
 

@@ -7,12 +7,15 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from evaluator.cli import build, import_trajectories
+from evaluator.cli import agreement, build, import_trajectories, leaderboard, score
 from evaluator.cli.base import Command, CommandError
 
 COMMANDS: dict[str, Command] = {
     "build": build.COMMAND,
     "import-trajectories": import_trajectories.COMMAND,
+    "score": score.COMMAND,
+    "leaderboard": leaderboard.COMMAND,
+    "agreement": agreement.COMMAND,
 }
 
 

@@ -1,0 +1,94 @@
+"""`earthverse score --release R --traces <dir or submission> --out scores.jsonl [--judge MODEL|none]`."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from pathlib import Path
+
+from evaluator.cli.base import Command, CommandError
+from evaluator.cli.tables import print_leaderboard
+from evaluator.scoring.judge import judge_from_option
+from evaluator.scoring.metrics import summarize
+from evaluator.scoring.pipeline import Scorer
+from evaluator.scoring.scores_io import write_scores
+from evaluator.traces.io import TraceFormatError, read_submission
+from evaluator.traces.schema import Submission
+from loaders.cache import default_cache_dir
+from loaders.release import open_ground_truth, open_release
+
+log = logging.getLogger("earthverse.score")
+SUBMISSION_FILE = "submission.jsonl"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--release", required=True, help="a built release folder (with its hidden ground truth)"
+    )
+    parser.add_argument(
+        "--traces",
+        type=Path,
+        required=True,
+        help="a submission.jsonl, a folder of traces with metadata.json, or a folder of such submissions",
+    )
+    parser.add_argument(
+        "--out", type=Path, required=True, help="scores.jsonl to write (one TaskScore per line)"
+    )
+    parser.add_argument(
+        "--judge", default="none", help='litellm model id of the judge (e.g. gpt-4.1), or "none"'
+    )
+    parser.add_argument("--api-base", default=None, help="judge API base URL (e.g. a local server)")
+    parser.add_argument(
+        "--api-key-env", default=None, help="environment variable holding the judge's API key"
+    )
+    parser.add_argument("--judge-cache", type=Path, default=None, help="verdict cache folder")
+
+
+def run(arguments: argparse.Namespace) -> int:
+    release = open_release(arguments.release)
+    hidden = open_ground_truth(arguments.release)
+    judge = judge_from_option(
+        arguments.judge,
+        cache_dir=arguments.judge_cache or default_cache_dir() / "judge",
+        api_base=arguments.api_base,
+        api_key_env=arguments.api_key_env,
+    )
+    submissions = load_submissions(arguments.traces)
+    scorer = Scorer(release, hidden)
+    scored = [scorer.score(submission, judge) for submission in submissions]
+    for result in scored:
+        for problem in result.problems:
+            log.warning("%s: %s", result.system_id, problem)
+    write_scores(arguments.out, [score for result in scored for score in result.scores])
+    print_leaderboard([summarize(result.scores, release.tasks, result.system_name) for result in scored])
+    judged = (
+        "no judge: deterministic figures only" if arguments.judge == "none" else f"judge {arguments.judge}"
+    )
+    count = sum(len(result.scores) for result in scored)
+    print(f"{arguments.out}: {count} task scores of {len(scored)} systems ({judged})")
+    return 0
+
+
+def load_submissions(path: Path) -> list[Submission]:
+    """Every submission at `path`: one file, one traces folder, or a folder of submission folders."""
+    if not path.exists():
+        raise CommandError(f"--traces {path}: no such file or folder")
+    if path.is_file() or (path / SUBMISSION_FILE).is_file() or (path / "metadata.json").is_file():
+        return [read_submission(path / SUBMISSION_FILE if (path / SUBMISSION_FILE).is_file() else path)]
+    files = sorted(path.glob(f"*/{SUBMISSION_FILE}"))
+    if not files:
+        raise CommandError(f"--traces {path}: holds no {SUBMISSION_FILE} nor traces with metadata.json")
+    submissions = []
+    for file in files:
+        try:
+            submissions.append(read_submission(file))
+        except TraceFormatError as error:
+            log.error("skipped %s: %s", file, error)
+    return submissions
+
+
+COMMAND = Command(
+    help="Score submitted traces against the hidden ground truth (answer units, optional LLM judge).",
+    add_arguments=add_arguments,
+    run=run,
+)

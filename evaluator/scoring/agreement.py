@@ -1,0 +1,210 @@
+"""Agreement of our deterministic answer-unit score U with the paper's judged `unit_accuracy`.
+
+`agreement(records, runs)` scores every recorded run (tasks decomposed once), then reports n,
+Pearson, Spearman and mean absolute error overall and per task type, and the runs where the two
+disagree most, with their unit reports for inspection. Runs whose U is undefined (no scorable unit:
+the judge alone decides them) are counted, not compared.
+
+Where the paper's judge is clearly wrong we do not imitate it. The cases found while building the
+scorer (task, system: what the judge did; what is right; paper U vs ours at the time of writing):
+
+- CSX-317_Q1, tencent-hy3: its rationale says priority_class was "low", priority_index "NA" and
+  three key metrics missing; the final answer has "critical", 16.28, 60000, 15 and 7000, all equal
+  to the ground truth, and only the precipitation (6.0 vs 18.2 mm) and one chain step are off
+  (14.3 vs 80).
+- CSX-075_Q2, qwen-3-7-plus: full marks (7/7), but `answer` is a prose paragraph that never states
+  `cross_scale_flood_transition_supported`, and none of the requested ledger rows nor
+  `final_process_alignment_label` is there (100 vs 20).
+- CSX-038_Q1, qwen-3-7-plus: the final answer is an unexecuted Python program whose "values" are
+  expressions (`round(snow_cm_total, 4)`): nothing was answered (90 vs 0).
+- CSX-006_Q1, minimax-m2-7: the final answer is a code cell (`{"code": "final_answer = {...}"}`)
+  that never ran; the judge scores other code-cell answers 0 (CSX-013_Q2 glm-5-2, CSX-102_Q2
+  claude-fable-5) (92.9 vs 0).
+- CSX-101_Q2, gpt-5-6-sol: 27/30, though six of the nine requested surge-proof values differ from
+  the ground truth beyond tolerance: inverse barometer 0.45 vs 0.47 m (fraction 0.15 vs 0.157),
+  deepening 28 vs 30 mb, gradient 62 vs 64 mb, ratios 6.67 vs 6.38 and 2.21 vs 2.13 (90 vs 33).
+- CSX-021_Q2, gemini-3-1-flash-lite: five of six requested numbers are wrong: duration ratio 51.1 vs
+  60.8, minimum months 7 vs 10, peak anomaly 5.0 vs 3.0 C, coverage 1.25 vs 1.39, days ratio 1.4 vs
+  1.35 (66.7 vs 9).
+- CSX-263_Q1, claude-fable-5 and deepseek-v4-flash: indices defined on 0-100 given on 0-1
+  (rainfall_structure_index 0.6925 for 69.25, heat_transport_index 0.934 for 93.37, ...), a
+  percent/fraction scale error, accepted (97.8 and 97.2 vs 78).
+- CSX-219_Q2, kimi-k2-5: `moved_mass_mtons` 18000000 for 18 and `mass_density_mtons_per_sqmi`
+  36000000 for 36 (tonnes for megatonnes) accepted (95.8 vs 86).
+
+Beyond single runs the judge is lenient where U is strict by design: on the deep mechanism tasks
+(`task_mode: deep_mechanism_diagnosis`) it scores the prose fields and passes computed ledgers whose
+values differ from the ground truth, and it credits open-vocabulary labels that share no words with
+the ground truth (`urban_collapse_sar` for `urgent_urban_collapse_search_and_rescue`), which a
+deterministic scorer cannot decide.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+from pydantic import BaseModel, Field
+from scipy import stats
+
+from evaluator.scoring.answer import AnswerUnitReport, score_units, task_units
+from evaluator.scoring.submission import submitted_answer
+from evaluator.scoring.units import Unit
+from evaluator.traces.recorded import read_recorded_trace
+
+WORST_RUNS = 20
+
+
+class TaskRecord(Protocol):
+    """What agreement needs of a task: its id, type, prompt and hidden ground truth (a source record)."""
+
+    task_id: str
+    task_type: str
+    question: str
+    ground_truth: dict[str, Any]
+
+
+class RecordedRun(BaseModel):
+    """One recorded run: which task and system, the submitted final answer, and the paper's U."""
+
+    task_id: str
+    system_id: str
+    final_answer: Any = None
+    paper_unit_accuracy: float = Field(ge=0, le=100)
+
+
+class Figures(BaseModel):
+    """Agreement figures over a set of runs (None where undefined: fewer than two runs, or no spread)."""
+
+    n: int
+    pearson: float | None = None
+    spearman: float | None = None
+    mae: float | None = None
+    mean_ours: float | None = None
+    mean_paper: float | None = None
+
+
+class RunComparison(BaseModel):
+    """Our U and the paper's for one run, with our unit report."""
+
+    task_id: str
+    system_id: str
+    ours: float | None
+    paper: float
+    difference: float | None
+    report: AnswerUnitReport
+
+
+class AgreementReport(BaseModel):
+    """Agreement overall and per task type, the runs U leaves to the judge, and the worst disagreements."""
+
+    overall: Figures
+    by_task_type: dict[str, Figures]
+    judge_only: int = Field(ge=0, description="Runs without a scorable unit (U undefined), not compared.")
+    unknown_tasks: list[str] = Field(default_factory=list, description="Run task ids with no task record.")
+    worst: list[RunComparison]
+
+
+def agreement(
+    records: Sequence[TaskRecord],
+    runs: Iterable[RecordedRun | tuple[str, str, Any, float]],
+    worst: int = WORST_RUNS,
+) -> AgreementReport:
+    """Score every run and compare our U with the paper's `unit_accuracy`, run by run.
+
+    `runs` are RecordedRun models or (task_id, system_id, final_answer, paper_unit_accuracy) tuples;
+    a run of a task not in `records` is listed in `unknown_tasks` and skipped."""
+    tasks = {record.task_id: record for record in records}
+    units: dict[str, list[Unit]] = {}
+    compared: list[tuple[str, RunComparison]] = []
+    unknown: set[str] = set()
+    for run in map(_recorded, runs):
+        record = tasks.get(run.task_id)
+        if record is None:
+            unknown.add(run.task_id)
+            continue
+        if run.task_id not in units:
+            units[run.task_id] = task_units(record.ground_truth, record.question)
+        report = score_units(units[run.task_id], run.final_answer, record.question)
+        compared.append((record.task_type, _comparison(run, report)))
+    return _report(compared, sorted(unknown), worst)
+
+
+def read_recorded_runs(trajectories: Path) -> list[RecordedRun]:
+    """The paper's recorded runs under `trajectories/<model_id>/<task_id>.json`, in path order, read
+    through the trace converter: each run's submitted answer and the paper's unit accuracy."""
+    runs = []
+    for path in sorted(Path(trajectories).glob("*/CSX-*.json")):
+        trace = read_recorded_trace(path)
+        if trace.recorded is None or trace.recorded.unit_accuracy is None:
+            raise ValueError(f"{path}: has no recorded unit_accuracy to compare with")
+        runs.append(
+            RecordedRun(
+                task_id=trace.task_id,
+                system_id=trace.system.system_id,
+                final_answer=submitted_answer(trace.final_answer),
+                paper_unit_accuracy=trace.recorded.unit_accuracy,
+            )
+        )
+    return runs
+
+
+def figures(pairs: Sequence[tuple[float, float]]) -> Figures:
+    """n, Pearson, Spearman, MAE and means of (ours, paper) pairs."""
+    if not pairs:
+        return Figures(n=0)
+    ours = np.array([pair[0] for pair in pairs], dtype=float)
+    paper = np.array([pair[1] for pair in pairs], dtype=float)
+    spread = len(pairs) >= 2 and ours.std() > 0 and paper.std() > 0
+    return Figures(
+        n=len(pairs),
+        pearson=_finite(stats.pearsonr(ours, paper)[0]) if spread else None,
+        spearman=_finite(stats.spearmanr(ours, paper)[0]) if spread else None,
+        mae=float(np.abs(ours - paper).mean()),
+        mean_ours=float(ours.mean()),
+        mean_paper=float(paper.mean()),
+    )
+
+
+def _recorded(run: RecordedRun | tuple[str, str, Any, float]) -> RecordedRun:
+    if isinstance(run, RecordedRun):
+        return run
+    task_id, system_id, final_answer, paper = run
+    return RecordedRun(
+        task_id=task_id, system_id=system_id, final_answer=final_answer, paper_unit_accuracy=paper
+    )
+
+
+def _comparison(run: RecordedRun, report: AnswerUnitReport) -> RunComparison:
+    difference = None if report.u is None else report.u - run.paper_unit_accuracy
+    return RunComparison(
+        task_id=run.task_id,
+        system_id=run.system_id,
+        ours=report.u,
+        paper=run.paper_unit_accuracy,
+        difference=difference,
+        report=report,
+    )
+
+
+def _report(compared: list[tuple[str, RunComparison]], unknown: list[str], worst: int) -> AgreementReport:
+    scored = [(task_type, run) for task_type, run in compared if run.ours is not None]
+    by_type: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    for task_type, run in scored:
+        by_type[task_type].append((float(run.ours or 0.0), run.paper))
+    ranked = sorted((run for _, run in scored), key=lambda run: -abs(run.difference or 0.0))
+    return AgreementReport(
+        overall=figures([(float(run.ours or 0.0), run.paper) for _, run in scored]),
+        by_task_type={task_type: figures(pairs) for task_type, pairs in sorted(by_type.items())},
+        judge_only=len(compared) - len(scored),
+        unknown_tasks=unknown,
+        worst=ranked[:worst],
+    )
+
+
+def _finite(value: float) -> float | None:
+    return float(value) if math.isfinite(value) else None

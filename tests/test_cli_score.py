@@ -1,0 +1,86 @@
+"""`earthverse score` and `earthverse leaderboard` end to end on imported recorded runs."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shutil
+
+import pytest
+
+from evaluator.cli import main
+from evaluator.cli.import_trajectories import import_trajectories
+from evaluator.scoring.scores_io import read_scores
+
+SYSTEMS = ("gpt-4o", "qwen3-4b")
+
+
+@pytest.fixture(scope="module")
+def two_systems(tmp_path_factory, source_archive):
+    imported = tmp_path_factory.mktemp("imported") / "runs"
+    import_trajectories(source_archive, imported)
+    chosen = tmp_path_factory.mktemp("chosen")
+    for system in SYSTEMS:
+        shutil.copytree(imported / system, chosen / system)
+    return chosen
+
+
+@pytest.fixture(scope="module")
+def scores_file(two_systems, built_release, tmp_path_factory):
+    out = tmp_path_factory.mktemp("scores") / "scores.jsonl"
+    assert (
+        main(["score", "--release", str(built_release), "--traces", str(two_systems), "--out", str(out)]) == 0
+    )
+    return out
+
+
+def test_score_writes_one_score_per_task_and_system(scores_file):
+    scores = read_scores(scores_file)
+    assert len(scores) == 2 * 405
+    assert {score.system_id for score in scores} == set(SYSTEMS)
+    assert all(score.judge_status == "not_requested" for score in scores)
+
+
+def test_leaderboard_as_csv_and_json(scores_file, built_release, capsys):
+    capsys.readouterr()
+    assert (
+        main(
+            ["leaderboard", "--release", str(built_release), "--scores", str(scores_file), "--format", "csv"]
+        )
+        == 0
+    )
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert [row["system_id"] for row in rows] == ["gpt-4o", "qwen3-4b"]
+    assert rows[0]["rank"] == "1" and rows[0]["judge_model"] == "none" and rows[0]["core"] == ""
+    out = scores_file.parent / "board.json"
+    arguments = [
+        "leaderboard",
+        "--release",
+        str(built_release),
+        "--scores",
+        str(scores_file),
+        "--format",
+        "json",
+    ]
+    assert main([*arguments, "--out", str(out)]) == 0
+    systems = json.loads(out.read_text())
+    assert {system["system_id"] for system in systems} == set(SYSTEMS)
+    assert all(system["tasks"] == 405 and system["basis"] == "unit_accuracy" for system in systems)
+
+
+def test_a_malformed_submission_is_skipped_and_named(two_systems, built_release, tmp_path, caplog):
+    broken = tmp_path / "traces"
+    shutil.copytree(two_systems, broken)
+    (broken / "qwen3-4b" / "submission.jsonl").write_text('{"metadata": {"system_name": 1}}\nnot json\n')
+    out = tmp_path / "scores.jsonl"
+    assert main(["score", "--release", str(built_release), "--traces", str(broken), "--out", str(out)]) == 0
+    assert {score.system_id for score in read_scores(out)} == {"gpt-4o"}
+    assert "qwen3-4b/submission.jsonl" in caplog.text
+
+
+def test_missing_traces_and_scores_are_clear_errors(built_release, tmp_path, capsys):
+    code = main(["score", "--release", str(built_release), "--traces", str(tmp_path / "x"), "--out", "y"])
+    assert code == 2 and "no such file or folder" in capsys.readouterr().err
+    code = main(["leaderboard", "--release", str(built_release), "--scores", str(tmp_path / "none.jsonl")])
+    assert code == 2 and "no such scores file" in capsys.readouterr().err

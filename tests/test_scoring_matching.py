@@ -1,0 +1,170 @@
+"""Value matching, one rule at a time: numbers, yes/no, labels, paths, dates, orderings, sets, phrases."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from evaluator.scoring.matching import Verdict, as_boolean, as_number, match, match_phrase, written_step
+from evaluator.scoring.units import Unit, UnitKind
+
+
+def _unit(kind: UnitKind, gt: Any, **extra: Any) -> Unit:
+    return Unit(id="field", path=("field",), key="field", kind=kind, gt=gt, **extra)
+
+
+def _number(gt: float, tolerance: float, source: str = "task:field") -> Unit:
+    return _unit(UnitKind.NUMBER, gt, tolerance=tolerance, tolerance_source=source)
+
+
+def _verdict(unit: Unit, submitted: Any) -> Verdict:
+    return match(unit, submitted).verdict
+
+
+@pytest.mark.parametrize(
+    ("submitted", "verdict"),
+    [
+        (42.857, Verdict.CORRECT),
+        (42.8575, Verdict.CORRECT),
+        (42.859, Verdict.INCORRECT),
+        ("42.857 mm/day", Verdict.CORRECT),
+        ("~42.857", Verdict.CORRECT),
+        ({"value": 42.857, "unit": "mm/day"}, Verdict.CORRECT),
+        ([42.857], Verdict.CORRECT),
+        (True, Verdict.INCORRECT),
+        ("about forty", Verdict.INCORRECT),
+        (float("nan"), Verdict.INCORRECT),
+        (float("inf"), Verdict.INCORRECT),
+        (None, Verdict.INCORRECT),
+    ],
+)
+def test_numbers_within_the_stated_tolerance(submitted: Any, verdict: Verdict) -> None:
+    assert _verdict(_number(42.857, 0.001), submitted) is verdict
+
+
+def test_numbers_in_text_thousands_and_short_phrases() -> None:
+    assert as_number("1,000 people") == 1000
+    assert as_number("cold night, mean min 3.0 C") == 3.0
+    assert as_number("2023-08-20") is None
+    assert as_number("between 3 and 5 days") is None  # two numbers: which one is meant is unclear
+
+
+def test_percent_for_fraction_is_not_accepted_and_says_so() -> None:
+    result = match(_number(69.25, 0.01, "precision"), 0.6925)
+    assert result.verdict is Verdict.INCORRECT
+    assert "x100" in result.reason
+
+
+def test_coarser_rounding_is_accepted_for_precision_tolerances_only() -> None:
+    raw = _number(294.239, 0.001, "precision")
+    assert _verdict(raw, 294.24) is Verdict.CORRECT
+    assert _verdict(raw, 294.2) is Verdict.CORRECT
+    assert _verdict(raw, 290) is Verdict.INCORRECT  # two significant digits: too coarse
+    assert _verdict(_number(294.239, 0.001, "task:field"), 294.2) is Verdict.INCORRECT
+    assert written_step(21.95) == pytest.approx(0.01) and written_step("1090000") == 10000
+
+
+@pytest.mark.parametrize(
+    ("submitted", "value"),
+    [
+        (True, True),
+        ("yes", True),
+        ("PASS: normalized runoff index exceeds 1", True),
+        ("rejected: the 0.45 m inverse-barometer share is small", False),
+        ("4 countries affected (pass)", True),
+        ({"values": {"n": 3}, "gate_passed": False}, False),
+        (1, None),
+        ("maybe", None),
+    ],
+)
+def test_yes_no_values(submitted: Any, value: bool | None) -> None:
+    assert as_boolean(submitted) is value
+
+
+def test_flags_and_tests_compare_the_outcome() -> None:
+    assert _verdict(_unit(UnitKind.TEST, True), "pass") is Verdict.CORRECT
+    assert _verdict(_unit(UnitKind.TEST, False), "FAIL") is Verdict.CORRECT
+    assert _verdict(_unit(UnitKind.FLAG, True), "false") is Verdict.INCORRECT
+    assert _verdict(_unit(UnitKind.FLAG, True), 1) is Verdict.INCORRECT
+
+
+@pytest.mark.parametrize(
+    ("submitted", "verdict"),
+    [
+        ("compound_heat_water_stress", Verdict.CORRECT),
+        ("Compound heat-water stress", Verdict.CORRECT),
+        ("compound_heat_water_stress: persistent daytime heat and failed recovery", Verdict.CORRECT),
+        ("supported compound heat water stress", Verdict.CORRECT),
+        ("not compound heat water stress", Verdict.INCORRECT),
+        ("the record rejects compound_heat_water_stress", Verdict.INCORRECT),
+        ("heat_only", Verdict.INCORRECT),
+        ({"classification": "compound_heat_water_stress"}, Verdict.INCORRECT),
+        ({"label": "compound_heat_water_stress"}, Verdict.CORRECT),
+    ],
+)
+def test_labels_after_normalisation(submitted: Any, verdict: Verdict) -> None:
+    assert _verdict(_unit(UnitKind.LABEL, "compound_heat_water_stress"), submitted) is verdict
+
+
+def test_labels_accept_the_ground_truths_variants() -> None:
+    unit = _unit(UnitKind.LABEL, "slow_onset_priority", variants=("long_term_monitoring_priority",))
+    result = match(unit, "Long-term monitoring priority")
+    assert result.verdict is Verdict.CORRECT and result.rule == "label variant"
+
+
+def test_paths_compare_package_relative_or_by_file_name() -> None:
+    unit = _unit(UnitKind.LABEL, "data/physical_hazard/physical_hazard_001_Open-Meteo.json")
+    repository = "event_packages/standard_event_packages/packages/CSX-006/" + unit.gt
+    assert _verdict(unit, repository) is Verdict.CORRECT
+    assert _verdict(unit, "physical_hazard_001_Open-Meteo.json") is Verdict.CORRECT
+    assert _verdict(unit, "data/physical_hazard/physical_hazard_002_ERA5.json") is Verdict.INCORRECT
+
+
+def test_dates_and_date_ranges_however_written() -> None:
+    window = _unit(UnitKind.LABEL, "2010-09-01_to_2010-10-16")
+    assert _verdict(window, {"start": "2010-09-01", "end": "2010-10-16"}) is Verdict.CORRECT
+    assert _verdict(window, "2010-09-01 through 2010-10-16") is Verdict.CORRECT
+    assert _verdict(window, "2010-09-01 to 2010-10-17") is Verdict.INCORRECT
+    assert _verdict(_unit(UnitKind.LABEL, "2022-08-07"), "YYYY-MM-DD") is Verdict.INCORRECT
+    assert _verdict(_unit(UnitKind.LABEL, "2017-08-14"), "2017-08-14 (antecedent from 2017-07-01)") is (
+        Verdict.CORRECT
+    )
+
+
+def test_orderings_in_sequence() -> None:
+    unit = _unit(UnitKind.ORDERING, ["timing", "accumulation", "damage"])
+    assert _verdict(unit, ["Timing", "accumulation", "damage"]) is Verdict.CORRECT
+    assert (
+        _verdict(unit, [{"name": "timing"}, {"name": "accumulation"}, {"name": "damage"}]) is Verdict.CORRECT
+    )
+    assert _verdict(unit, "timing > accumulation > damage") is Verdict.CORRECT
+    assert _verdict(unit, ["accumulation", "timing", "damage"]) is Verdict.INCORRECT
+
+
+def test_set_members_whatever_the_order_or_container() -> None:
+    unit = _unit(UnitKind.SET, "city_burst_only")
+    assert _verdict(unit, ["regional_only", "City burst only"]) is Verdict.CORRECT
+    assert _verdict(unit, {"city_burst_only": "rejected because ..."}) is Verdict.CORRECT
+    assert _verdict(unit, [{"id": "regional_only"}]) is Verdict.INCORRECT
+    paths = _unit(UnitKind.SET, "metadata/event.json")
+    assert _verdict(paths, ["event_packages/standard_event_packages/packages/CSX-1/metadata/event.json"]) is (
+        Verdict.CORRECT
+    )
+
+
+def test_open_vocabulary_labels_match_as_phrases() -> None:
+    unit = _unit(UnitKind.LABEL, "wind_led_post_tropical_ireland_uk_pathway")
+    assert match_phrase(unit, "wind-led post-tropical impact").verdict is Verdict.CORRECT
+    assert match_phrase(unit, "rainfall flooding").verdict is Verdict.INCORRECT
+    assert match_phrase(unit, "not wind-led post-tropical impact").verdict is Verdict.INCORRECT
+    assert match_phrase(_unit(UnitKind.LABEL, "score_6_of_6"), "score unresolved of 6").verdict is (
+        Verdict.INCORRECT
+    )
+    prose = " ".join(["the storm"] * 20)
+    assert match_phrase(unit, prose).verdict is Verdict.JUDGE_REQUIRED
+
+
+def test_free_text_is_judge_required() -> None:
+    unit = _unit(UnitKind.TEXT, "A long explanation.", judge_required=True)
+    assert _verdict(unit, "anything") is Verdict.JUDGE_REQUIRED

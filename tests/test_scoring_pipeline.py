@@ -1,0 +1,103 @@
+"""Scoring a submission against the hidden ground truth, deterministically and with the judge
+(through litellm against the local OpenAI-compatible stand-in)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from evaluator.scoring.judge import Backoff, Judge, NoJudge
+from evaluator.scoring.metrics import summarize
+from evaluator.scoring.pipeline import score_submission
+from evaluator.traces.io import read_submission
+from evaluator.traces.schema import Submission
+from loaders.release import open_ground_truth, open_release
+from tests.openai_standin import OpenAIStandin, Reply
+
+KEY_ENV = "EARTHVERSE_TEST_JUDGE_KEY"
+
+
+@pytest.fixture(scope="module")
+def release(built_release):
+    return open_release(built_release)
+
+
+@pytest.fixture(scope="module")
+def hidden(built_release):
+    return open_ground_truth(built_release)
+
+
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory, source_archive):
+    from evaluator.cli.import_trajectories import import_trajectories
+
+    out = tmp_path_factory.mktemp("imported") / "runs"
+    import_trajectories(source_archive, out)
+    return out
+
+
+def _submission(imported, system_id) -> Submission:
+    return read_submission(imported / system_id / "submission.jsonl")
+
+
+def test_every_task_is_scored_and_tasks_not_run_count_as_zero(imported, release, hidden):
+    submission = _submission(imported, "gpt-4o")
+    result = score_submission(submission, release, hidden, NoJudge())
+    assert len(result.scores) == 405
+    run = {trace.task_id for trace in submission.traces}
+    scored = [score for score in result.scores if score.status == "scored"]
+    assert {score.task_id for score in scored} == run
+    assert all(score.u == 0 and score.reason for score in result.scores if score.task_id not in run)
+    assert all(score.units is not None and score.diagnostics is not None for score in scored)
+    assert all(score.judge_status == "not_requested" and score.core is None for score in result.scores)
+    system = summarize(result.scores, release.tasks, result.system_name)
+    assert system.tasks == 405 and system.tasks_run == len(run)
+    assert system.unit_accuracy == round(sum(score.u for score in result.scores) / 405, 2)
+    assert system.core is None and system.basis == "unit_accuracy"
+    assert system.cost_source == "recomputed" and system.cost_usd > 0
+
+
+def test_submitted_scores_are_never_read(imported, release, hidden):
+    submission = _submission(imported, "gpt-4o")
+    honest = score_submission(submission, release, hidden).scores
+    boasting = [
+        trace.model_copy(update={"recorded": trace.recorded.model_copy(update={"unit_accuracy": 100.0})})
+        for trace in submission.traces
+    ]
+    inflated = score_submission(submission.model_copy(update={"traces": boasting}), release, hidden).scores
+    assert [score.u for score in inflated] == [score.u for score in honest]
+
+
+def test_unknown_tasks_are_reported_not_scored(imported, release, hidden):
+    submission = _submission(imported, "gpt-4o")
+    stray = submission.traces[0].model_copy(update={"task_id": "CSX-999_Q9", "event_id": "CSX-999"})
+    result = score_submission(submission.model_copy(update={"traces": [stray]}), release, hidden)
+    assert result.problems == ["CSX-999_Q9: not a task of this release; ignored"]
+    assert all(score.status == "not_run" for score in result.scores)
+
+
+def test_the_judge_adds_h_and_p_and_a_is_min_of_h_and_u(imported, release, hidden, tmp_path, monkeypatch):
+    submission = _submission(imported, "gpt-4o")
+    trace = submission.traces[0]
+    rubric = hidden[trace.task_id].ground_truth.rubric
+    criteria = [{"name": c.name, "points": c.points, "rationale": "ok"} for c in rubric.criteria]
+    criteria[0]["points"] = 0
+    verdict = {"answer_score": 99.0, "answer_rationale": "ok", "criteria": criteria, "critical_errors": []}
+    monkeypatch.setenv(KEY_ENV, "test-key")
+    with OpenAIStandin([Reply(content=json.dumps(verdict))]) as api:
+        judge = Judge(
+            "openai/standin-judge",
+            cache_dir=tmp_path,
+            api_base=api.url,
+            api_key_env=KEY_ENV,
+            backoff=Backoff(initial_s=0.01, factor=2.0, max_s=0.1),
+        )
+        one = submission.model_copy(update={"traces": [trace]})
+        result = score_submission(one, release, hidden, judge)
+    score = next(score for score in result.scores if score.task_id == trace.task_id)
+    expected_p = round(100 * (sum(c.points for c in rubric.criteria) - rubric.criteria[0].points) / 20, 2)
+    assert score.judge_status == "scored" and score.h == 99.0
+    assert round(score.p, 2) == expected_p
+    assert score.a == min(99.0, score.u)
+    assert score.core == pytest.approx((score.a + score.p) / 2)
