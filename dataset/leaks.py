@@ -40,6 +40,7 @@ from loaders.download import (
     TASKS_FILE,
     check_entry_name,
 )
+from loaders.json_leaves import leaves
 from loaders.models import HIDDEN_TASK_FIELDS
 from loaders.package import EventPackage
 from loaders.release import (
@@ -354,14 +355,7 @@ def _hidden_texts(record: HiddenRecord) -> dict[LeakKind, tuple[list[str], list[
 
 def _strings(value: Any) -> Iterator[str]:
     """Every string inside a JSON value (dict keys excluded: they are schema, not answers)."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for inner in value.values():
-            yield from _strings(inner)
-    elif isinstance(value, list):
-        for inner in value:
-            yield from _strings(inner)
+    return (leaf for _, leaf in leaves(value) if isinstance(leaf, str))
 
 
 def _needle_grams(texts: tuple[list[str], list[str]]) -> Iterator[tuple[int, np.ndarray]]:

@@ -11,10 +11,10 @@ revealed answers needs a person.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
 
 from dataset.gates.base import GateResult, TaskInputs, failed, passed
+from loaders.json_leaves import leaves
 
 NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?!\w|\.\d)")
 LABEL = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
@@ -31,7 +31,7 @@ def check(inputs: TaskInputs) -> GateResult:
     labels = sorted(
         {
             value
-            for _, value in _leaves(inputs.record.ground_truth.get("primary_gt"))
+            for _, value in leaves(inputs.record.ground_truth.get("primary_gt"))
             if isinstance(value, str) and LABEL.fullmatch(value) and value in question
         }
     )
@@ -56,7 +56,7 @@ def _revealed_values(question: str, inputs: TaskInputs) -> list[tuple[str, str]]
     stated = set(NUMBER.findall(question))
     candidates = [
         (path, repr(value))
-        for path, value in _leaves(inputs.record.ground_truth.get("primary_gt"))
+        for path, value in leaves(inputs.record.ground_truth.get("primary_gt"))
         if _answer_like_number(path, value) and repr(value) in stated
     ]
     if not candidates:
@@ -77,14 +77,3 @@ def _evidence_numbers(inputs: TaskInputs) -> set[str]:
         if path.is_file() and not path.is_symlink():
             numbers.update(NUMBER.findall(path.read_bytes().decode("utf-8", errors="replace")))
     return numbers
-
-
-def _leaves(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
-    if isinstance(value, dict):
-        for key, child in value.items():
-            yield from _leaves(child, f"{path}.{key}" if path else str(key))
-    elif isinstance(value, list):
-        for index, child in enumerate(value):
-            yield from _leaves(child, f"{path}[{index}]")
-    else:
-        yield path, value

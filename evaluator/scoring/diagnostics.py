@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from evaluator.traces.schema import Trace
+from loaders.json_leaves import leaves
 from loaders.package import EventPackage, PackagePathError
 
 OPENING_ACTIONS = frozenset({"read_text_file", "summarize_table_or_json", "inspect_image", "python_exec"})
@@ -92,17 +93,9 @@ def _relative(path: str, package: EventPackage) -> str | None:
 
 def _numbers(value: Any) -> Iterator[float]:
     """Every finite number in a JSON value (booleans are flags, not numbers)."""
-    if isinstance(value, bool) or value is None:
-        return
-    if isinstance(value, int | float):
-        if math.isfinite(value):
-            yield float(value)
-    elif isinstance(value, dict):
-        for child in value.values():
-            yield from _numbers(child)
-    elif isinstance(value, list):
-        for child in value:
-            yield from _numbers(child)
+    for _, leaf in leaves(value):
+        if isinstance(leaf, int | float) and not isinstance(leaf, bool) and math.isfinite(leaf):
+            yield float(leaf)
 
 
 class ObservedNumbers:
