@@ -11,6 +11,9 @@ import os
 import sys
 from pathlib import Path
 
+# No analytics calls home: the Space must start and run with no network.
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+
 import gradio as gr
 import pandas as pd
 
