@@ -7,7 +7,7 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from evaluator.cli import agreement, build, import_trajectories, leaderboard, score
+from evaluator.cli import agreement, build, import_trajectories, leaderboard, replay_tools, score
 from evaluator.cli.base import Command, CommandError
 
 COMMANDS: dict[str, Command] = {
@@ -16,6 +16,7 @@ COMMANDS: dict[str, Command] = {
     "score": score.COMMAND,
     "leaderboard": leaderboard.COMMAND,
     "agreement": agreement.COMMAND,
+    "replay-tools": replay_tools.COMMAND,
 }
 
 
