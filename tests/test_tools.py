@@ -31,13 +31,14 @@ def tools() -> ToolRegistry:
     return default_registry()
 
 
-def test_registry_holds_the_five_tools_with_json_schemas(tools: ToolRegistry) -> None:
+def test_registry_holds_the_six_tools_with_json_schemas(tools: ToolRegistry) -> None:
     assert tools.names() == [
         "list_package_files",
         "read_text_file",
         "search_package_files",
         "summarize_table_or_json",
         "inspect_image",
+        "python_exec",
     ]
     read = tools.specs()[1]["function"]
     assert read["parameters"]["required"] == ["path"]

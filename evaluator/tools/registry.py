@@ -41,13 +41,22 @@ class ToolRegistry:
 
 
 def default_registry() -> ToolRegistry:
-    """A fresh registry with the five deterministic package tools (python_exec lives in the sandbox)."""
+    """A fresh registry with the six package tools; python_exec starts its sandbox on first use (call its
+    `close()` when done)."""
     from evaluator.tools.inspect_image import InspectImage
     from evaluator.tools.list_files import ListPackageFiles
+    from evaluator.tools.python_exec import PythonExec
     from evaluator.tools.read import ReadTextFile
     from evaluator.tools.search import SearchPackageFiles
     from evaluator.tools.summarize import SummarizeTableOrJson
 
     return ToolRegistry(
-        [ListPackageFiles(), ReadTextFile(), SearchPackageFiles(), SummarizeTableOrJson(), InspectImage()]
+        [
+            ListPackageFiles(),
+            ReadTextFile(),
+            SearchPackageFiles(),
+            SummarizeTableOrJson(),
+            InspectImage(),
+            PythonExec(),
+        ]
     )
