@@ -15,15 +15,13 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from evaluator.traces.answer_text import first_json_object
 from evaluator.traces.schema import FinalAnswer
 
 MAX_ANSWER_CHARS = 5_000_000
 """A final answer string longer than this is not parsed: no task's answer is anywhere near it."""
 MIN_FIELD_LINES = 2
-MAX_OBJECT_STARTS = 200
-"""Prose with braces is tried at this many of them for an embedded object, not at every one."""
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
-_DECODER = json.JSONDecoder()
 _FIELD_LINE = re.compile(r"^\s*(?:[-*•]\s*)?\**([A-Za-z][\w ()/%-]{0,60}?)\**\s*:\s*(\S.*)$")
 
 
@@ -56,7 +54,7 @@ def _parse_text(text: str) -> ParsedAnswer:
         fenced = _loads(block.strip())
         if fenced is not None:
             return ParsedAnswer(value=fenced, source="fenced block")
-    embedded = _first_object(text)
+    embedded = first_json_object(text)
     if embedded is not None:
         return ParsedAnswer(value=embedded, source="embedded object")
     fields = _field_lines(text)
@@ -82,22 +80,6 @@ def _loads(text: str) -> Any:
         return json.loads(text)
     except (ValueError, RecursionError):
         return None
-
-
-def _first_object(text: str) -> Any:
-    """The first `{...}` that parses as a JSON object, trying at most MAX_OBJECT_STARTS braces."""
-    start = text.find("{")
-    for _ in range(MAX_OBJECT_STARTS):
-        if start == -1:
-            return None
-        try:
-            value, _ = _DECODER.raw_decode(text, start)
-        except (ValueError, RecursionError):
-            value = None
-        if isinstance(value, dict):
-            return value
-        start = text.find("{", start + 1)
-    return None
 
 
 def submitted_answer(final: FinalAnswer) -> Any:

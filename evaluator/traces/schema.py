@@ -19,6 +19,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from evaluator.traces.answer_text import first_json_object
+
 SCHEMA_VERSION = "1.0"
 TASK_ID_PATTERN = r"^CSX-\d{3}_Q\d+$"
 UNKNOWN = "unknown"
@@ -376,7 +378,7 @@ def canonical_json(value: Any) -> str:
 def answer_object_in(text: str) -> dict[str, Any] | None:
     """The answer object in model text: a fenced ```json block, else the first {...} that is valid JSON."""
     fenced = _fenced_object(text)
-    return fenced if fenced is not None else _first_object(text)
+    return fenced if fenced is not None else first_json_object(text)
 
 
 def _fenced_object(text: str) -> dict[str, Any] | None:
@@ -387,18 +389,4 @@ def _fenced_object(text: str) -> dict[str, Any] | None:
             continue
         if isinstance(value, dict):
             return value
-    return None
-
-
-def _first_object(text: str) -> dict[str, Any] | None:
-    decoder = json.JSONDecoder()
-    start = text.find("{")
-    while start != -1:
-        try:
-            value, _ = decoder.raw_decode(text, start)
-        except json.JSONDecodeError:
-            value = None
-        if isinstance(value, dict):
-            return value
-        start = text.find("{", start + 1)
     return None
