@@ -49,3 +49,13 @@ def built_release(source_archive: Path) -> Path:
         return Path(os.environ["EARTHVERSE_BUILT_RELEASE"])
     out = default_cache_dir() / "test-build"
     return build_release(source_archive, out, jobs=2).out
+
+
+@pytest.fixture(scope="session")
+def imported_runs(tmp_path_factory, source_archive: Path) -> Path:
+    """The paper's recorded runs imported once per session: `<dir>/<system_id>/submission.jsonl`."""
+    from evaluator.cli.import_trajectories import import_trajectories
+
+    out = tmp_path_factory.mktemp("imported") / "runs"
+    import_trajectories(source_archive, out)
+    return out

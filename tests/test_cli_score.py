@@ -10,16 +10,14 @@ import shutil
 import pytest
 
 from evaluator.cli import main
-from evaluator.cli.import_trajectories import import_trajectories
 from evaluator.scoring.scores_io import read_scores
 
 SYSTEMS = ("gpt-4o", "qwen3-4b")
 
 
 @pytest.fixture(scope="module")
-def two_systems(tmp_path_factory, source_archive):
-    imported = tmp_path_factory.mktemp("imported") / "runs"
-    import_trajectories(source_archive, imported)
+def two_systems(tmp_path_factory, imported_runs):
+    imported = imported_runs
     chosen = tmp_path_factory.mktemp("chosen")
     for system in SYSTEMS:
         shutil.copytree(imported / system, chosen / system)

@@ -29,12 +29,8 @@ def hidden(built_release):
 
 
 @pytest.fixture(scope="module")
-def imported(tmp_path_factory, source_archive):
-    from evaluator.cli.import_trajectories import import_trajectories
-
-    out = tmp_path_factory.mktemp("imported") / "runs"
-    import_trajectories(source_archive, out)
-    return out
+def imported(imported_runs):
+    return imported_runs
 
 
 def _submission(imported, system_id) -> Submission:
