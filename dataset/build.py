@@ -25,6 +25,7 @@ from dataset.report import ReleaseReport, make_report, render_markdown
 from dataset.source import SourceRelease, SourceTaskRecord, open_source
 from loaders.atomic import refuse_foreign_folder, staged_folder
 from loaders.layout import package_dir
+from loaders.paper_results import PAPER_LEADERBOARD_FILE, from_source_models
 
 log = logging.getLogger("earthverse.build")
 
@@ -144,6 +145,16 @@ def _write_layout(
         layout.write_package(release, record, staging)
     for record in records:
         layout.write_task(record, staging)
+    _write_paper_leaderboard(release, staging)
+
+
+def _write_paper_leaderboard(release: SourceRelease, staging: Path) -> None:
+    """The paper's reported figures travel with the release (public), when the source has them."""
+    models = release.root / "paper_results" / "models.json"
+    if not models.is_file():
+        return
+    text = from_source_models(models).model_dump_json(indent=2) + "\n"
+    (staging / PAPER_LEADERBOARD_FILE).write_text(text, encoding="utf-8")
 
 
 def _audit(staging: Path, record: SourceTaskRecord) -> tuple[str, PackageAudit]:

@@ -43,6 +43,7 @@ from loaders.download import (
 from loaders.json_leaves import leaves
 from loaders.models import HIDDEN_TASK_FIELDS
 from loaders.package import EventPackage
+from loaders.paper_results import PAPER_LEADERBOARD_FILE
 from loaders.release import (
     GROUND_TRUTH_COLUMNS,
     HiddenRecord,
@@ -58,7 +59,7 @@ TEXT_KINDS: tuple[TextKind, ...] = get_args(TextKind)
 
 HIDDEN_FILE_NAMES = frozenset({*layout.HIDDEN_TASK_FILES, GROUND_TRUTH_FILE})
 HIDDEN_COLUMNS = frozenset({*HIDDEN_TASK_FIELDS, *GROUND_TRUTH_COLUMNS} - {"task_id", "event_id"})
-PUBLIC_FILES = frozenset({CARD_FILE, TASKS_FILE, EVENTS_FILE, CHECKSUMS_FILE})
+PUBLIC_FILES = frozenset({CARD_FILE, TASKS_FILE, EVENTS_FILE, PAPER_LEADERBOARD_FILE, CHECKSUMS_FILE})
 ARCHIVE_PATH = re.compile(rf"{PACKAGES_DIR}/({EVENT_ID.pattern})\.zip")
 
 SHINGLE = 8

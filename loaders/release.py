@@ -40,6 +40,7 @@ from loaders.download import (
 )
 from loaders.models import Event, FileEntry, HiddenTask, Task
 from loaders.package import EventPackage
+from loaders.paper_results import PAPER_LEADERBOARD_FILE, PaperLeaderboard, read_paper_leaderboard
 
 ReleaseKind = Literal["layout", "hub_folder", "hub_repo"]
 
@@ -188,8 +189,11 @@ class Release:
         events: dict[str, Event],
         manifests: dict[str, list[FileEntry]],
         package_root: Callable[[str], Path],
+        paper_leaderboard: PaperLeaderboard | None = None,
     ) -> None:
         self.location = location
+        self.paper_leaderboard = paper_leaderboard
+        """The paper's reported figures, when the release carries them."""
         self.kind: ReleaseKind = kind
         self.tasks = sorted(tasks, key=lambda task: task.task_id)
         self.events = dict(sorted(events.items()))
@@ -279,7 +283,13 @@ def _open_layout(out: Path) -> Release:
         eid: read_manifest(layout.package_dir(out, eid) / "metadata" / "files.csv") for eid in event_ids
     }
     return Release(
-        str(out), "layout", tasks, events, manifests, lambda event_id: layout.package_dir(out, event_id)
+        str(out),
+        "layout",
+        tasks,
+        events,
+        manifests,
+        lambda event_id: layout.package_dir(out, event_id),
+        _paper_leaderboard(out / PAPER_LEADERBOARD_FILE),
     )
 
 
@@ -301,6 +311,8 @@ def _open_repo(repo: HubRepo, cache: Path) -> Release:
     for name in (CHECKSUMS_FILE, CARD_FILE, TASKS_FILE, EVENTS_FILE):
         repo.download(name, snapshot)
     digests = _read_checksums(snapshot / CHECKSUMS_FILE)
+    if PAPER_LEADERBOARD_FILE in digests:
+        repo.download(PAPER_LEADERBOARD_FILE, snapshot)
     location = f"{repo.repo_id}@{repo.commit[:12]}"
 
     def package_root(event_id: str) -> Path:
@@ -325,7 +337,14 @@ def _from_tables(
     event_rows = _read_rows(folder / EVENTS_FILE)
     events = {row["event_id"]: event_from_row(row) for row in event_rows}
     manifests = {row["event_id"]: manifest_from_row(row) for row in event_rows}
-    return Release(location, kind, tasks, events, manifests, package_root)
+    paper = folder / PAPER_LEADERBOARD_FILE
+    if paper.is_file():
+        verify_file(paper, PAPER_LEADERBOARD_FILE, digests)
+    return Release(location, kind, tasks, events, manifests, package_root, _paper_leaderboard(paper))
+
+
+def _paper_leaderboard(path: Path) -> PaperLeaderboard | None:
+    return read_paper_leaderboard(path) if path.is_file() else None
 
 
 def _read_checksums(path: Path) -> dict[str, str]:

@@ -20,9 +20,10 @@ from loaders import layout
 from loaders.download import parse_checksums
 from loaders.models import HIDDEN_TASK_FIELDS, Task
 from loaders.package import EventPackage
+from loaders.paper_results import PAPER_LEADERBOARD_FILE
 from loaders.release import GROUND_TRUTH_COLUMNS, read_hidden_records, task_from_row
 
-PUBLIC_NAMES = {"README.md", "tasks.parquet", "events.parquet", "checksums.sha256"}
+PUBLIC_NAMES = {"README.md", "tasks.parquet", "events.parquet", PAPER_LEADERBOARD_FILE, "checksums.sha256"}
 
 
 def copy_layout(out: Path, target: Path, event_ids: tuple[str, ...]) -> Path:
@@ -30,6 +31,7 @@ def copy_layout(out: Path, target: Path, event_ids: tuple[str, ...]) -> Path:
     for event_id in event_ids:
         shutil.copytree(layout.package_dir(out, event_id), layout.package_dir(target, event_id))
         shutil.copytree(out / "tasks" / event_id, target / "tasks" / event_id)
+    shutil.copyfile(out / PAPER_LEADERBOARD_FILE, target / PAPER_LEADERBOARD_FILE)
     return target
 
 
@@ -49,7 +51,7 @@ def private(built_release: Path) -> Path:
     return built_release / "hub" / "private"
 
 
-def test_public_folder_holds_exactly_the_card_tables_checksums_and_one_archive_per_event(
+def test_public_folder_holds_the_card_tables_paper_figures_checksums_and_one_archive_per_event(
     built_release: Path, public: Path
 ) -> None:
     names = {p.relative_to(public).as_posix() for p in public.rglob("*") if p.is_file()}

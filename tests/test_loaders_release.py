@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import stat
 import zipfile
@@ -60,6 +61,30 @@ def test_the_public_hub_folder_gives_the_same_tasks_events_manifests_and_version
     assert all(hub.manifest(event_id) == local.manifest(event_id) for event_id in local.events)
     assert hub.version == local.version
     assert hub.version.startswith("ev-")
+
+
+def test_the_paper_leaderboard_travels_with_the_release_in_every_form(
+    source_release, local: Release, hub: Release
+) -> None:
+    source = json.loads((source_release.root / "paper_results" / "models.json").read_text(encoding="utf-8"))
+    paper = local.paper_leaderboard
+    assert paper is not None and hub.paper_leaderboard == paper
+    assert [system.id for system in paper.systems] == [
+        model["id"] for model in sorted(source["models"], key=lambda model: model["rank"])
+    ]
+    first = next(model for model in source["models"] if model["id"] == paper.systems[0].id)
+    assert paper.systems[0].metrics.mean_core == first["metrics"]["mean_core"]
+    assert paper.systems[0].capabilities == first["capabilities"]
+    assert "EarthVerse" in paper.citation
+
+
+def test_a_tampered_paper_leaderboard_in_a_hub_folder_is_refused(built_release: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "public"
+    shutil.copytree(built_release / "hub" / "public", folder, ignore=shutil.ignore_patterns("*.zip"))
+    paper = folder / "paper_leaderboard.json"
+    paper.write_text(paper.read_text(encoding="utf-8").replace('"rank": 1,', '"rank": 2,'), encoding="utf-8")
+    with pytest.raises(ChecksumError, match=r"paper_leaderboard\.json"):
+        open_release(folder)
 
 
 def test_a_hub_package_is_extracted_once_and_holds_the_layout_files(local: Release, hub: Release) -> None:

@@ -50,7 +50,7 @@ def test_the_plan_for_the_real_build_publishes_every_public_file_and_hides_the_g
     folder = built_release / "hub" / "public"
     on_disk = {p.relative_to(folder).as_posix(): p.stat().st_size for p in folder.rglob("*") if p.is_file()}
     assert {op.path_in_repo: op.size for op in public.operations} == on_disk
-    assert len(public.operations) == 203
+    assert len(public.operations) == 199 + 5  # archives; card, two tables, paper figures, checksums
     hidden = {*layout.HIDDEN_TASK_FILES, "ground_truth.parquet"}
     assert not {Path(op.path_in_repo).name for op in public.operations} & hidden
     assert [op.path_in_repo for op in private.operations] == ["README.md", "ground_truth.parquet"]
@@ -62,7 +62,7 @@ def test_the_rendered_plan_lists_repos_visibility_and_each_file_with_its_size(
     plan: upload.UploadPlan,
 ) -> None:
     text = render_plan(plan)
-    assert f"dataset {PUBLIC} (public): 203 files" in text
+    assert f"dataset {PUBLIC} (public): 204 files" in text
     assert f"dataset {PRIVATE} (PRIVATE): 2 files" in text
     assert f"space {SPACE} (public, sdk gradio): 1 files" in text
     assert "packages/CSX-330.zip" in text and " ground_truth.parquet" in text

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -27,6 +28,7 @@ from loaders.download import (
     format_checksums,
 )
 from loaders.package import EventPackage
+from loaders.paper_results import PAPER_LEADERBOARD_FILE
 from loaders.release import GROUND_TRUTH_COLUMNS, HiddenRecord, Release, open_release, read_hidden_records
 
 HUB_DIR = "hub"
@@ -105,6 +107,8 @@ def _write_public(out: Path, release: Release, public: Path, jobs: int) -> None:
         report_totals=_report_totals(out),
     )
     (public / CARD_FILE).write_text(render_card(card), encoding="utf-8")
+    if (out / PAPER_LEADERBOARD_FILE).is_file():
+        shutil.copyfile(out / PAPER_LEADERBOARD_FILE, public / PAPER_LEADERBOARD_FILE)
     digests = {name: known.get(name) or file_sha256(public / name) for name in _sizes(public)}
     (public / CHECKSUMS_FILE).write_text(format_checksums(digests), encoding="utf-8")
 

@@ -167,6 +167,7 @@ This repository holds two configurations and one archive per event package:
 | `{TASKS_FILE}` | config `tasks`: one row per task (the public prompt and metadata) |
 | `{EVENTS_FILE}` | config `events`: one row per event (record, counts, manifest) |
 | `packages/CSX-NNN.zip` | one event package: `data/<category>/<file>`, `metadata/{{event.json,files.csv}}` |
+| `paper_leaderboard.json` | the paper's reported leaderboard figures (25 systems), with the citation |
 | `{CHECKSUMS_FILE}` | sha256 of every other file, `sha256sum -c` format |
 """
 

@@ -13,14 +13,15 @@ import logging
 import time
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from dataset.source import SourceRelease, open_source
 from evaluator.cli.base import Command, CommandError
-from evaluator.traces.io import export_json_schema, parse_json_as, write_submission
+from evaluator.traces.io import export_json_schema, write_submission
 from evaluator.traces.recorded import read_recorded_trace
 from evaluator.traces.schema import SCHEMA_VERSION, UNKNOWN, Submission, SubmissionMetadata
 from loaders.atomic import refuse_foreign_folder, staged_folder, write_text_atomic
+from loaders.paper_results import PaperResultsError, PaperSystemResult, from_source_models
 
 log = logging.getLogger("earthverse.import_trajectories")
 
@@ -32,24 +33,6 @@ NOTES = (
     "Imported from the EarthVerse source release's recorded trajectories (the paper's runs). The paper "
     "judge's scores sit in each trace's `recorded` block; they are private and never used for scoring."
 )
-
-
-class PaperSystem(BaseModel):
-    """One entry of `paper_results/models.json`; only what a submission's metadata needs."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    id: str
-    name: str
-    rank: int | None = None
-    harness: str = UNKNOWN
-    organisation: str = UNKNOWN
-
-
-class PaperModels(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    models: list[PaperSystem]
 
 
 class IndexedSystem(BaseModel):
@@ -117,16 +100,19 @@ def dataset_version(source: Path, release: SourceRelease) -> str:
     return release.sha256[:16] if source.is_file() else FOLDER_DATASET_VERSION
 
 
-def _paper_systems(release: SourceRelease) -> dict[str, PaperSystem]:
+def _paper_systems(release: SourceRelease) -> dict[str, PaperSystemResult]:
     path = release.root / "paper_results" / "models.json"
     if not path.is_file():
         raise CommandError(f"{path}: missing; the system names come from it")
-    listed = parse_json_as(PaperModels, path.read_bytes(), str(path)).models
+    try:
+        listed = from_source_models(path).systems
+    except PaperResultsError as error:
+        raise CommandError(str(error)) from error
     return {system.id: system for system in listed}
 
 
 def _write_import(
-    release: SourceRelease, systems: dict[str, PaperSystem], version: str, staging: Path
+    release: SourceRelease, systems: dict[str, PaperSystemResult], version: str, staging: Path
 ) -> ImportIndex:
     folders = _system_folders(release)
     indexed = [_write_system(folder, systems, version, staging) for folder in folders]
@@ -152,7 +138,7 @@ def _system_folders(release: SourceRelease) -> list[Path]:
 
 
 def _write_system(
-    folder: Path, systems: dict[str, PaperSystem], version: str, staging: Path
+    folder: Path, systems: dict[str, PaperSystemResult], version: str, staging: Path
 ) -> IndexedSystem:
     system = systems.get(folder.name)
     if system is None:
@@ -171,13 +157,13 @@ def _write_system(
     )
 
 
-def _metadata(system: PaperSystem, version: str) -> SubmissionMetadata:
+def _metadata(system: PaperSystemResult, version: str) -> SubmissionMetadata:
     return SubmissionMetadata(
         system_name=system.name,
         system_id=system.id,
         model=system.name,
-        harness=system.harness,
-        organisation=system.organisation,
+        harness=UNKNOWN,
+        organisation=UNKNOWN,
         contact=UNKNOWN,
         dataset_version=version,
         notes=NOTES,

@@ -27,7 +27,9 @@ class InspectImage(Tool):
         relative, content = resolve_file(package, arguments.path)
         try:
             image = Image.open(io.BytesIO(content))
-            rgb = image.convert("RGB")
+            image.load()
+            # An RGB image is measured as it is: converting would only copy its pixels.
+            rgb = image if image.mode == "RGB" else image.convert("RGB")
         except (UnidentifiedImageError, OSError) as error:
             # The recorded harness named its own absolute path here; we name the package path.
             kind = type(error).__name__
