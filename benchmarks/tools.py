@@ -9,7 +9,9 @@ sandbox: `sandbox().read_file` / `sandbox().exec`), called through its tool laye
 (`search_package_files` over every file, the recorded queries) is reported on its own.
 
 Targets (issue 5, item 4): each file tool p50 <= 5 ms and p95 <= 50 ms; package-wide search p95 <= 50 ms.
-Figures are medians over `--rounds` rounds of each round's p50 / p95.
+Also python_exec: trivial calls (`x = 1`) on our warm sandbox beside Inspect's `python` tool in its
+local sandbox (target p50 <= 50 ms warm). Figures are medians over `--rounds` rounds of each round's
+p50 / p95.
 Run: python benchmarks/tools.py [--release .cache/test-build] [--events 8] [--rounds 5]
 """
 
@@ -26,8 +28,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from evaluator.tools.base import Tool
-from evaluator.tools.registry import ToolRegistry
+from evaluator.tools.python_exec import PythonExec
+from evaluator.tools.registry import ToolRegistry, default_registry
 from evaluator.tools.replay import harness_artefact
 from evaluator.traces.recorded import read_recorded_trace
 from loaders.cache import default_cache_dir
@@ -43,7 +45,11 @@ FILE_TOOLS = (
     "inspect_image",
 )
 WHOLE_PACKAGE_SEARCH = "package-wide search"
+WARM_UP = "python_exec start (untimed)"
+TRIVIAL_PYTHON = {"code": "x = 1"}
 TARGET_P50_S, TARGET_P95_S = 0.005, 0.050
+TARGETS_S = {"python_exec": (0.050, float("inf"))}
+"""(p50, p95) targets where they differ from the file tools' ones."""
 Call = tuple[str, dict[str, Any]]
 
 
@@ -66,27 +72,35 @@ def recorded_calls(trajectories: Path, release: Release, events: int) -> dict[st
     return {event_id: calls[event_id] for event_id in chosen}
 
 
-def whole_package_searches(calls: list[Call]) -> list[Call]:
-    """The recorded queries, each over every file of the package."""
-    return [
+def measured_calls(calls: list[Call], python_calls: int) -> list[Call]:
+    """The recorded calls, then each recorded query again over every file of the package, then
+    `python_calls` trivial python_exec calls (after one untimed call that starts the sandbox)."""
+    searches = [
         (WHOLE_PACKAGE_SEARCH, {"query": args.get("query", "")})
         for name, args in calls
         if name == "search_package_files" and str(args.get("query", "")).strip()
     ]
+    python = [(WARM_UP, TRIVIAL_PYTHON)] + [("python_exec", TRIVIAL_PYTHON)] * python_calls
+    return [*calls, *searches, *(python if python_calls else [])]
+
+
+def tool_name(label: str) -> str:
+    """The tool a measured call goes to."""
+    return {WHOLE_PACKAGE_SEARCH: "search_package_files", WARM_UP: "python_exec"}.get(label, label)
 
 
 def ours_round(
-    release: Release, calls: dict[str, list[Call]], registry: ToolRegistry
+    release: Release, calls: dict[str, list[Call]], registry: ToolRegistry, python_calls: int
 ) -> dict[str, list[float]]:
     samples: dict[str, list[float]] = defaultdict(list)
     for event_id, event_calls in calls.items():
         package = release.package(event_id)
-        for name, arguments in [*event_calls, *whole_package_searches(event_calls)]:
-            tool = registry.get("search_package_files" if name == WHOLE_PACKAGE_SEARCH else name)
+        for label, arguments in measured_calls(event_calls, python_calls):
+            tool = registry.get(tool_name(label))
             assert tool is not None
             started = time.perf_counter()
             tool.run(package, arguments)
-            samples[name].append(time.perf_counter() - started)
+            samples[label].append(time.perf_counter() - started)
     return samples
 
 
@@ -111,24 +125,9 @@ def bare_image_work(release: Release, calls: dict[str, list[Call]]) -> list[floa
     return samples
 
 
-def file_tools_registry() -> ToolRegistry:
-    from evaluator.tools.inspect_image import InspectImage
-    from evaluator.tools.list_files import ListPackageFiles
-    from evaluator.tools.read import ReadTextFile
-    from evaluator.tools.search import SearchPackageFiles
-    from evaluator.tools.summarize import SummarizeTableOrJson
-
-    tools: list[Tool] = [
-        ListPackageFiles(),
-        ReadTextFile(),
-        SearchPackageFiles(),
-        SummarizeTableOrJson(),
-        InspectImage(),
-    ]
-    return ToolRegistry(tools)
-
-
-def inspect_round(release: Release, calls: dict[str, list[Call]]) -> dict[str, list[float]]:
+def inspect_round(
+    release: Release, calls: dict[str, list[Call]], python_calls: int
+) -> dict[str, list[float]]:
     """The same calls through Inspect AI's tool layer, one eval sample per event package."""
     from inspect_ai import Task
     from inspect_ai import eval as inspect_eval
@@ -140,15 +139,9 @@ def inspect_round(release: Release, calls: dict[str, list[Call]]) -> dict[str, l
     for event_id, event_calls in calls.items():
         package = release.package(event_id)
         files = {relative: str(package.root / relative) for relative in package.list_files("")}
-        peer_calls = [_peer_call(package, name, args) for name, args in event_calls]
-        peer_calls += [
-            ("search_package_files", {"query": args["query"]})
-            for _, args in whole_package_searches(event_calls)
-        ]
-        labels = [
-            *(name for name, _ in event_calls),
-            *[WHOLE_PACKAGE_SEARCH] * (len(peer_calls) - len(event_calls)),
-        ]
+        measured = measured_calls(event_calls, python_calls)
+        labels = [label for label, _ in measured]
+        peer_calls = [_peer_call(package, tool_name(label), args) for label, args in measured]
         dataset.append(Sample(input=event_id, files=files, metadata={"calls": peer_calls, "labels": labels}))
     task = Task(
         dataset=dataset, solver=[use_tools(*_inspect_tools()), _timed_calls(samples)], sandbox="local"
@@ -159,7 +152,10 @@ def inspect_round(release: Release, calls: dict[str, list[Call]]) -> dict[str, l
 
 
 def _peer_call(package: EventPackage, name: str, arguments: dict[str, Any]) -> Call:
-    """The call with its path made package-relative, as the peer's sandbox holds the package files."""
+    """The call with its path made package-relative, as the peer's sandbox holds the package files;
+    python_exec goes to Inspect's own `python` tool."""
+    if name == "python_exec":
+        return "python", arguments
     peer = dict(arguments)
     for key in ("path", "subdir"):
         if key in peer:
@@ -194,7 +190,7 @@ def _timed_calls(samples: dict[str, list[float]]) -> Any:
 
 def _inspect_tools() -> list[Any]:
     """The five file tools written the way an Inspect AI tool would be: through the sample's sandbox."""
-    from inspect_ai.tool import tool
+    from inspect_ai.tool import python, tool
     from inspect_ai.util import sandbox
 
     @tool
@@ -297,13 +293,14 @@ def _inspect_tools() -> list[Any]:
         search_package_files(),
         summarize_table_or_json(),
         inspect_image(),
+        python(timeout=60),
     ]
 
 
 def summarise(rounds: list[dict[str, list[float]]]) -> dict[str, tuple[float, float, int]]:
     """Per tool: median over rounds of the round's p50 and p95, and the calls per round."""
     figures = {}
-    for name in [*FILE_TOOLS, WHOLE_PACKAGE_SEARCH]:
+    for name in [*FILE_TOOLS, WHOLE_PACKAGE_SEARCH, "python_exec"]:
         per_round = [samples[name] for samples in rounds if samples.get(name)]
         if per_round:
             figures[name] = (
@@ -320,15 +317,24 @@ def main() -> None:
     parser.add_argument("--trajectories", type=Path, default=None)
     parser.add_argument("--events", type=int, default=8)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--python-calls", type=int, default=10, help="trivial python_exec calls per package")
     parser.add_argument("--no-inspect", action="store_true", help="measure our tools only")
     args = parser.parse_args()
     release = open_release(args.release)
     trajectories = args.trajectories or _unpacked_trajectories()
     calls = recorded_calls(trajectories, release, args.events)
-    registry = file_tools_registry()
-    ours_round(release, calls, registry)  # warm the file-system cache for both sides
-    ours = summarise([ours_round(release, calls, registry) for _ in range(args.rounds)])
-    peer = {} if args.no_inspect else summarise([inspect_round(release, calls) for _ in range(args.rounds)])
+    registry = default_registry()
+    ours_round(release, calls, registry, args.python_calls)  # warm the file-system cache for both sides
+    ours = summarise([ours_round(release, calls, registry, args.python_calls) for _ in range(args.rounds)])
+    python_exec = registry.get("python_exec")
+    if isinstance(python_exec, PythonExec):
+        python_exec.close()
+    peer_rounds = (
+        []
+        if args.no_inspect
+        else [inspect_round(release, calls, args.python_calls) for _ in range(args.rounds)]
+    )
+    peer = summarise(peer_rounds)
     print(
         f"{len(calls)} event packages, {sum(map(len, calls.values()))} recorded calls, {args.rounds} rounds"
     )
@@ -338,7 +344,8 @@ def main() -> None:
     )
     for name, (p50, p95, count) in ours.items():
         peer_p50, peer_p95, _ = peer.get(name, (float("nan"),) * 3)
-        verdict = "meets" if p50 <= TARGET_P50_S and p95 <= TARGET_P95_S else "MISSES"
+        target_p50, target_p95 = TARGETS_S.get(name, (TARGET_P50_S, TARGET_P95_S))
+        verdict = "meets" if p50 <= target_p50 and p95 <= target_p95 else "MISSES"
         print(
             f"{name:26} {count:6d} {p50 * 1e3:7.2f}ms {p95 * 1e3:6.2f}ms {peer_p50 * 1e3:10.2f}ms "
             f"{peer_p95 * 1e3:6.2f}ms {p50 / peer_p50:9.3f}x  {verdict}"
@@ -354,7 +361,7 @@ def main() -> None:
         )
     print(
         f"targets: p50 <= {TARGET_P50_S * 1e3:.0f} ms, p95 <= {TARGET_P95_S * 1e3:.0f} ms; "
-        "ratio = ours / inspect"
+        "python_exec p50 <= 50 ms; ratio = ours / inspect"
     )
 
 
