@@ -7,7 +7,17 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from evaluator.cli import agreement, build, import_trajectories, leaderboard, replay_tools, score
+from evaluator.cli import (
+    agreement,
+    build,
+    demo,
+    import_trajectories,
+    leaderboard,
+    replay_tools,
+    run,
+    score,
+    submit,
+)
 from evaluator.cli.base import Command, CommandError
 
 COMMANDS: dict[str, Command] = {
@@ -17,6 +27,9 @@ COMMANDS: dict[str, Command] = {
     "leaderboard": leaderboard.COMMAND,
     "agreement": agreement.COMMAND,
     "replay-tools": replay_tools.COMMAND,
+    "run": run.COMMAND,
+    "submit": submit.COMMAND,
+    "demo": demo.COMMAND,
 }
 
 

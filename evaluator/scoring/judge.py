@@ -19,7 +19,6 @@ import email.utils
 import hashlib
 import json
 import logging
-import os
 import re
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -36,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 from pydantic_core import PydanticCustomError
 
 from evaluator.scoring.judge_prompt import PROMPT_VERSION, build_messages, correction_message
+from evaluator.secrets import secret_from_env
 from evaluator.traces.schema import Trace
 from loaders.atomic import write_text_atomic
 from loaders.models import HiddenTask, Rubric, Task
@@ -351,7 +351,8 @@ class ProviderFailure(Exception):
         self.retry_after = retry_after
 
 
-def _provider_failure(error: Exception) -> ProviderFailure:
+def provider_failure(error: Exception) -> ProviderFailure:
+    """A litellm/openai exception as a ProviderFailure: retryable or not, and any Retry-After it carried."""
     _, openai = _providers()
     status = getattr(error, "status_code", None)
     name = type(error).__name__
@@ -490,7 +491,7 @@ class Judge:
         self.backoff = backoff
         self.cache = VerdictCache(cache_dir)
         self._sleep = sleep
-        self._api_key = _api_key(api_key_env)
+        self._api_key = secret_from_env(api_key_env, "judge's API key")
         self._json_mode = _json_mode(model)
 
     def judge(self, task: Task, hidden: HiddenTask, trace: Trace) -> JudgeResult:
@@ -558,7 +559,7 @@ class Judge:
                     **self._json_mode,
                 )
         except openai.APIError as error:
-            raise _provider_failure(error) from None
+            raise provider_failure(error) from None
         return _reply(response)
 
     def _pause(self, task_id: str, attempt: int, problem: str, seconds: float) -> None:
@@ -646,15 +647,6 @@ def judge_from_option(
         max_attempts=max_attempts,
         timeout_s=timeout_s,
     )
-
-
-def _api_key(variable: str | None) -> str | None:
-    if variable is None:
-        return None
-    key = os.environ.get(variable)
-    if not key:
-        raise ValueError(f"the judge's API key variable {variable} is not set")
-    return key
 
 
 def _require_same_task(task: Task, hidden: HiddenTask, trace: Trace) -> None:

@@ -293,7 +293,12 @@ class Trace(_Strict):
     event_id: str = Field(description="The task's event package, e.g. `CSX-321` (the task id's prefix).")
     system: SystemIdentity = Field(description="Which system produced the run.")
     dataset_version: str | None = Field(default=None, description="Version of the dataset the run used.")
-    package_sha256: str | None = Field(default=None, description="sha256 of the event package archive used.")
+    package_sha256: str | None = Field(
+        default=None,
+        description="Content hash of the event package the run used: the sha256 of its sorted "
+        "`<file sha256>  <package-relative path>` listing (evaluator/harness/package_hash.py), the same "
+        "for a built folder and an extracted Hub archive.",
+    )
     steps: list[Step] = Field(default_factory=list, description="Every step, in order.")
     final_answer: FinalAnswer = Field(description="The submitted answer.")
     termination_reason: str | None = Field(

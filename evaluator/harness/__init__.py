@@ -1,0 +1,1 @@
+"""The harness: controller under the paper protocol, model access, context window, runner and submission."""
