@@ -10,8 +10,8 @@ from typing import Any
 from evaluator.scoring.alignment import Aligner, SubmissionIndex
 from evaluator.scoring.answer import score_answer
 from evaluator.scoring.matching import Verdict
-from evaluator.scoring.submission import parse_answer
 from evaluator.scoring.units import decompose
+from evaluator.traces.answer_text import parse_answer
 
 
 def _aligned(primary: Any, answer: Any) -> dict[str, tuple[str | None, Any, str]]:

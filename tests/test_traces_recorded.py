@@ -8,6 +8,7 @@ import pytest
 from pydantic import ValidationError
 
 from evaluator.traces import Submission, SubmissionMetadata, Trace, TraceFormatError
+from evaluator.traces.answer_text import parse_answer
 from evaluator.traces.io import read_submission, write_submission
 from evaluator.traces.recorded import (
     read_recorded_trace,
@@ -118,10 +119,12 @@ def test_a_string_answer_with_a_fenced_json_block_is_parsed(source_release):
     assert answer.parsed["peak_gust_kmh"] == 111.6
 
 
-def test_a_string_answer_without_json_is_unparsed_and_comes_back_verbatim(source_release):
+def test_a_string_answer_of_field_lines_is_parsed_as_scored_and_comes_back_verbatim(source_release):
     path = _run_path(source_release, "claude-fable-5/CSX-263_Q2")
     trace = read_recorded_trace(path)
-    assert (trace.final_answer.status, trace.final_answer.parsed) == ("unparsed", None)
+    assert trace.final_answer.status == "parsed"
+    assert trace.final_answer.parsed["CO ratio"] == "13.0x"
+    assert trace.final_answer.parsed == parse_answer(_source_json(path)["final_answer"]).value
     assert trace_to_recorded(trace)["final_answer"] == _source_json(path)["final_answer"]
 
 

@@ -22,6 +22,7 @@ from evaluator.traces import (
     write_submission,
     write_trace,
 )
+from evaluator.traces.answer_text import parse_answer
 from evaluator.traces.recorded import read_recorded_trace
 
 SYSTEM = SystemIdentity(system_id="demo-agent", system_name="Demo Agent", model="demo-model", harness="demo")
@@ -119,10 +120,18 @@ def test_answer_text_uses_the_first_valid_json_object():
     assert FinalAnswer.from_text(text).parsed == {"ratio": 13.0, "gates": {"ok": True}}
 
 
-def test_answer_text_without_an_object_is_unparsed_and_blank_text_is_missing():
-    unparsed = FinalAnswer.from_text("CO ratio: 13.0x\nPriority: public health")
+def test_answer_text_of_field_lines_is_parsed_as_the_scorer_reads_it():
+    answer = FinalAnswer.from_text("CO ratio: 13.0x\nPriority: public health")
+    assert answer.parsed == {"CO ratio": "13.0x", "Priority": "public health"}
+    assert answer.parsed == parse_answer(answer.raw_text).value
+
+
+def test_prose_is_unparsed_a_repaired_answer_says_so_and_blank_text_is_missing():
+    unparsed = FinalAnswer.from_text("The flood was driven by rainfall.")
     assert (unparsed.status, unparsed.parsed) == ("unparsed", None)
-    assert unparsed.raw_text == "CO ratio: 13.0x\nPriority: public health"
+    assert unparsed.raw_text == "The flood was driven by rainfall."
+    repaired = FinalAnswer.from_text('{"answer": 1}', repair_attempts=1)
+    assert (repaired.status, repaired.parsed) == ("repaired", {"answer": 1})
     assert FinalAnswer.from_text("  \n").status == "missing"
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from evaluator.agents.base import AgentView, FinalAnswerAction, ToolCall
 from evaluator.harness.context import key_values
-from evaluator.traces.schema import answer_object_in
+from evaluator.traces.answer_text import answer_object_in
 
 FILES_READ = 3
 READ_CHARS = 6000

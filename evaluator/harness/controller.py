@@ -50,7 +50,6 @@ from evaluator.traces.schema import (
     SystemIdentity,
     Totals,
     Trace,
-    answer_object_in,
     canonical_json,
 )
 from loaders.models import Task
@@ -438,12 +437,7 @@ def _final_answer(accepted: _Accepted, repairs: int) -> FinalAnswer:
             status=status,
             **provenance,
         )
-    text = answer.answer
-    parsed = answer_object_in(text) if text.strip() else None
-    if not text.strip():
-        return FinalAnswer(raw_text=text, status="missing", **provenance)
-    status = "unparsed" if parsed is None else ("repaired" if repairs else "parsed")
-    return FinalAnswer(raw_text=text, parsed=parsed, status=status, **provenance)
+    return FinalAnswer.from_text(answer.answer, **provenance)
 
 
 def _evidence(item: dict[str, Any]) -> Evidence:

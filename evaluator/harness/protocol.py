@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from evaluator.agents.base import FinalAnswerAction, ToolCall
 from evaluator.tools.final_answer import FINAL_ANSWER, FinalAnswerArguments
-from evaluator.traces.schema import answer_object_in
+from evaluator.traces.answer_text import answer_object_in
 
 TOOL_CALL = "tool_call"
 FINAL_FIELDS = ("answer", "confidence", "evidence", "research_summary", "limitations")

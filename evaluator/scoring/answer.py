@@ -24,8 +24,8 @@ from pydantic import BaseModel, Field
 from evaluator.scoring.alignment import Aligner, Alignment, SubmissionIndex
 from evaluator.scoring.matching import Match, Verdict, match, match_phrase
 from evaluator.scoring.prompt import Prompt
-from evaluator.scoring.submission import parse_answer
 from evaluator.scoring.units import Unit, UnitKind, decompose, decompose_key_values, normalize_label, path_id
+from evaluator.traces.answer_text import parse_answer
 
 SHOWN_CHARS = 300
 """Submitted values are shown in reports up to this many characters."""

@@ -1,85 +1,11 @@
-"""Reading a submitted final answer into a JSON value, whatever shape or size it arrives in.
-
-A final answer is usually a JSON object. Recorded runs also hold strings: a JSON object followed by
-prose, a fenced ```json block, or prose only. A string is read as JSON, else its first fenced block,
-else its first `{...}` object, else its `Name: value` lines (two or more; some prompts ask for that
-format); prose with none of these yields no value (every unit is then unmatched).
-Oversized, over-nested or non-JSON input yields no value and a note, never an exception.
-"""
+"""What a trace submitted, for scoring. Strings are read by `evaluator.traces.answer_text.parse_answer`,
+the same parser that fills a trace's `parsed`."""
 
 from __future__ import annotations
 
-import json
-import re
 from typing import Any
 
-from pydantic import BaseModel
-
-from evaluator.traces.answer_text import first_json_object
 from evaluator.traces.schema import FinalAnswer
-
-MAX_ANSWER_CHARS = 5_000_000
-"""A final answer string longer than this is not parsed: no task's answer is anywhere near it."""
-MIN_FIELD_LINES = 2
-_FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
-_FIELD_LINE = re.compile(r"^\s*(?:[-*•]\s*)?\**([A-Za-z][\w ()/%-]{0,60}?)\**\s*:\s*(\S.*)$")
-
-
-class ParsedAnswer(BaseModel):
-    """The JSON value of a final answer (None when there is none) and how it was obtained."""
-
-    value: Any = None
-    source: str
-    note: str = ""
-
-
-def parse_answer(answer: Any) -> ParsedAnswer:
-    """The JSON value of a submitted final answer; strings are parsed, anything else is taken as is."""
-    if isinstance(answer, bytes | bytearray):
-        answer = answer.decode("utf-8", errors="replace")
-    if not isinstance(answer, str):
-        return ParsedAnswer(value=answer, source="object")
-    if len(answer) > MAX_ANSWER_CHARS:
-        return ParsedAnswer(
-            source="none", note=f"answer string of {len(answer):,} chars is too large to parse"
-        )
-    return _parse_text(answer)
-
-
-def _parse_text(text: str) -> ParsedAnswer:
-    whole = _loads(text.strip())
-    if whole is not None:
-        return ParsedAnswer(value=whole, source="json string")
-    for block in _FENCE.findall(text):
-        fenced = _loads(block.strip())
-        if fenced is not None:
-            return ParsedAnswer(value=fenced, source="fenced block")
-    embedded = first_json_object(text)
-    if embedded is not None:
-        return ParsedAnswer(value=embedded, source="embedded object")
-    fields = _field_lines(text)
-    if fields:
-        return ParsedAnswer(value=fields, source="field lines")
-    return ParsedAnswer(source="none", note="no JSON object in the answer text")
-
-
-def _field_lines(text: str) -> dict[str, str] | None:
-    """`Name: value` lines (the plain format some prompts ask for) as fields; None unless two or more."""
-    fields: dict[str, str] = {}
-    for line in text.splitlines():
-        found = _FIELD_LINE.match(line)
-        if found and found.group(1).strip() not in fields:
-            fields[found.group(1).strip()] = found.group(2).strip()
-    return fields if len(fields) >= MIN_FIELD_LINES else None
-
-
-def _loads(text: str) -> Any:
-    if not text or text[0] not in "{[":
-        return None
-    try:
-        return json.loads(text)
-    except (ValueError, RecursionError):
-        return None
 
 
 def submitted_answer(final: FinalAnswer) -> Any:
@@ -88,3 +14,4 @@ def submitted_answer(final: FinalAnswer) -> Any:
     if final.parsed is not None and final.raw_text_origin == "canonical_json":
         return final.parsed
     return final.raw_text if final.raw_text else final.parsed
+

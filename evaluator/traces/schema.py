@@ -11,7 +11,6 @@ source fields this schema does not model are kept in the explicit `extra` dicts.
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from datetime import datetime
 from itertools import pairwise
@@ -19,7 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from evaluator.traces.answer_text import first_json_object
+from evaluator.traces.answer_text import parse_answer
 
 SCHEMA_VERSION = "1.0"
 TASK_ID_PATTERN = r"^CSX-\d{3}_Q\d+$"
@@ -28,8 +27,6 @@ UNKNOWN = "unknown"
 RunStatus = Literal["ok", "solver_failure", "infrastructure_failure"]
 AnswerStatus = Literal["parsed", "repaired", "unparsed", "missing"]
 CostSource = Literal["recomputed", "self-reported", "unpriced"]
-
-_FENCED_JSON = re.compile(r"```(?:json)?[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
 
 
 class _Strict(BaseModel):
@@ -200,11 +197,14 @@ class FinalAnswer(_Strict):
 
     @classmethod
     def from_text(cls, text: str, **fields: Any) -> FinalAnswer:
-        """An answer given as model text: parsed when it holds a JSON object, else unparsed (or missing)."""
+        """An answer given as model text, read by the scorer's parser (evaluator.traces.answer_text):
+        parsed (repaired, after a repair attempt) when it holds a JSON value, else unparsed or missing."""
         if not text.strip():
             return cls(raw_text=text, status="missing", **fields)
-        answer = answer_object_in(text)
-        status: AnswerStatus = "unparsed" if answer is None else "parsed"
+        answer = parse_answer(text).value
+        if answer is None:
+            return cls(raw_text=text, status="unparsed", **fields)
+        status: AnswerStatus = "repaired" if fields.get("repair_attempts") else "parsed"
         return cls(raw_text=text, parsed=answer, status=status, **fields)
 
 
@@ -378,20 +378,3 @@ def event_id_of(task_id: str) -> str:
 def canonical_json(value: Any) -> str:
     """The canonical JSON text of an answer object: compact, keys in their order, non-ASCII as is."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-def answer_object_in(text: str) -> dict[str, Any] | None:
-    """The answer object in model text: a fenced ```json block, else the first {...} that is valid JSON."""
-    fenced = _fenced_object(text)
-    return fenced if fenced is not None else first_json_object(text)
-
-
-def _fenced_object(text: str) -> dict[str, Any] | None:
-    for block in _FENCED_JSON.findall(text):
-        try:
-            value = json.loads(block)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(value, dict):
-            return value
-    return None
