@@ -46,6 +46,8 @@ log = logging.getLogger("earthverse.harness.runner")
 RUN_FILE = "run.json"
 TRACES_DIR = "traces"
 SUBMISSION_FILE = "submission.jsonl"
+UNPRICED = "unpriced"
+"""What the progress bar shows for cost until a run is priced: never $0 for an unknown cost."""
 FINISHED = frozenset({"ok", "solver_failure"})
 """Run statuses `resume` keeps; an infrastructure failure is our fault and is run again."""
 
@@ -285,21 +287,25 @@ def _progress(enabled: bool, done: int, total: int) -> Progress:
         BarColumn(),
         MofNCompleteColumn(),
         TextColumn(
-            "failures {task.fields[failures]}  tokens {task.fields[tokens]:,}  ${task.fields[cost]:.4f}"
+            "failures {task.fields[failures]}  tokens {task.fields[tokens]:,}  cost {task.fields[cost]}"
         ),
         TimeElapsedColumn(),
         disable=not enabled,
     )
-    progress.add_task("run", total=total, completed=done, failures=0, tokens=0, cost=0.0)
+    progress.add_task("run", total=total, completed=done, failures=0, tokens=0, usd=None, cost=UNPRICED)
     return progress
 
 
 def _advance(bar: Progress, statuses: Counter[str], trace: Trace) -> None:
     [task] = bar.tasks
+    usd = task.fields["usd"]
+    if trace.totals.cost_usd is not None:
+        usd = (usd or 0.0) + trace.totals.cost_usd
     bar.update(
         task.id,
         advance=1,
         failures=statuses["solver_failure"] + statuses["infrastructure_failure"],
         tokens=task.fields["tokens"] + (trace.totals.total_tokens or 0),
-        cost=task.fields["cost"] + (trace.totals.cost_usd or 0.0),
+        usd=usd,
+        cost=UNPRICED if usd is None else f"${usd:.4f}",
     )
