@@ -104,5 +104,5 @@ def test_paired_comparison_counts_wins_and_brackets_the_difference():
     assert (result.a_wins, result.b_wins, result.ties) == (1, 1, 1)
     assert result.mean_difference == round((10 + 0 - 5) / 3, 2)
     assert result.interval.low <= result.mean_difference <= result.interval.high
-    with pytest.raises(ValueError, match="not scored"):
+    with pytest.raises(ValueError, match="undefined"):
         compare(a, b, metric="core")

@@ -11,7 +11,7 @@ from evaluator.scoring.judge import Backoff, Judge, NoJudge
 from evaluator.scoring.metrics import summarize
 from evaluator.scoring.pipeline import score_submission
 from evaluator.traces.io import read_submission
-from evaluator.traces.schema import Submission
+from evaluator.traces.schema import FinalAnswer, Submission
 from loaders.release import open_ground_truth, open_release
 from tests.openai_standin import OpenAIStandin, Reply
 
@@ -97,3 +97,37 @@ def test_the_judge_adds_h_and_p_and_a_is_min_of_h_and_u(imported, release, hidde
     assert round(score.p, 2) == expected_p
     assert score.a == min(99.0, score.u)
     assert score.core == pytest.approx((score.a + score.p) / 2)
+
+
+def test_a_task_no_unit_can_decide_leaves_u_undefined_and_a_is_h(
+    imported, release, hidden, tmp_path, monkeypatch
+):
+    # CSX-045_Q1 requests no deterministic unit: an answer that gives none of the others leaves U undefined.
+    submission = _submission(imported, "gpt-4o")
+    trace = submission.traces[0].model_copy(
+        update={"task_id": "CSX-045_Q1", "event_id": "CSX-045", "final_answer": FinalAnswer.from_object({})}
+    )
+    one = submission.model_copy(update={"traces": [trace]})
+    free = next(
+        score for score in score_submission(one, release, hidden).scores if score.task_id == "CSX-045_Q1"
+    )
+    assert free.status == "scored" and free.u is None and free.units.scorable == 0
+    assert free.a is None and not free.strict
+    system = summarize(score_submission(one, release, hidden).scores, release.tasks)
+    assert system.tasks == 405 and system.unit_accuracy == 0.0  # 404 not run; the undefined U left out
+    rubric = hidden["CSX-045_Q1"].ground_truth.rubric
+    criteria = [{"name": c.name, "points": c.points, "rationale": "ok"} for c in rubric.criteria]
+    verdict = {"answer_score": 70.0, "answer_rationale": "ok", "criteria": criteria, "critical_errors": []}
+    monkeypatch.setenv(KEY_ENV, "test-key")
+    with OpenAIStandin([Reply(content=json.dumps(verdict))]) as api:
+        judge = Judge(
+            "openai/standin-judge",
+            cache_dir=tmp_path,
+            api_base=api.url,
+            api_key_env=KEY_ENV,
+            backoff=Backoff(initial_s=0.01, factor=2.0, max_s=0.1),
+        )
+        judged = next(
+            s for s in score_submission(one, release, hidden, judge).scores if s.task_id == "CSX-045_Q1"
+        )
+    assert judged.u is None and judged.a == 70.0 and judged.core == pytest.approx((70.0 + judged.p) / 2)

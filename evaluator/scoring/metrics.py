@@ -48,7 +48,8 @@ def summarize(scores: Sequence[TaskScore], tasks: Sequence[Task], system_name: s
     ordered = [by_id[task.task_id] for task in tasks]
     cores = [score.core for score in ordered]
     judged = all(core is not None for core in cores)
-    basis = [float(core) for core in cores] if judged else [score.u for score in ordered]  # type: ignore[arg-type]
+    basis = cores if judged else [score.u for score in ordered]
+    units = [score.u for score in ordered if score.u is not None]
     run = [score for score in ordered if score.status == "scored"]
     return SystemScore(
         system_id=ordered[0].system_id,
@@ -57,8 +58,8 @@ def summarize(scores: Sequence[TaskScore], tasks: Sequence[Task], system_name: s
         tasks_run=len(run),
         **(_judged_figures(ordered) if judged else _JUDGE_FREE),
         strict95=_mean([100.0 * score.strict for score in ordered]),
-        unit_accuracy=_mean([score.u for score in ordered]),
-        unit_accuracy_ci=bootstrap_interval([score.u for score in ordered]),
+        unit_accuracy=_mean(units),
+        unit_accuracy_ci=bootstrap_interval(units),
         basis="core" if judged else "unit_accuracy",
         by_capability=_view(basis, tasks, lambda task: task.dimensions),
         by_difficulty=_view(basis, tasks, lambda task: [task.difficulty_level]),
@@ -121,15 +122,21 @@ def compare(a: Sequence[TaskScore], b: Sequence[TaskScore], metric: str = "core"
 def _metric(score: TaskScore, metric: str) -> float:
     value = getattr(score, metric)
     if value is None:
-        raise ValueError(f"{score.system_id} {score.task_id}: {metric} is not scored (no judge verdict)")
+        raise ValueError(
+            f"{score.system_id} {score.task_id}: {metric} is undefined (no judge verdict, or U of a "
+            "judge-only task)"
+        )
     return float(value)
 
 
 def _view(
-    values: list[float], tasks: Sequence[Task], groups: Callable[[Task], list[str]]
+    values: Sequence[float | None], tasks: Sequence[Task], groups: Callable[[Task], list[str]]
 ) -> dict[str, float]:
+    """Mean of `values` per group; a task whose value is undefined (U of a judge-only task) is left out."""
     grouped: dict[str, list[float]] = defaultdict(list)
     for value, task in zip(values, tasks, strict=True):
+        if value is None:
+            continue
         for group in groups(task):
             grouped[group].append(value)
     return {group: _mean(members) for group, members in sorted(grouped.items())}

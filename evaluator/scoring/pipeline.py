@@ -77,7 +77,7 @@ class Scorer:
             task_id=task.task_id,
             event_id=task.event_id,
             status="scored",
-            u=units.u or 0.0,
+            u=units.u,
             units=units,
             diagnostics=diagnose(trace, hidden.ground_truth.provenance.source_files, package, files),
             trajectory=_trajectory(trace),

@@ -44,7 +44,12 @@ class TaskScore(BaseModel):
     event_id: str
     status: TaskStatus
     reason: str = Field(default="", description="Why a task is not_run or invalid.")
-    u: float = Field(ge=0, le=100, description="Answer-unit accuracy U.")
+    u: float | None = Field(
+        ge=0,
+        le=100,
+        description="Answer-unit accuracy U; None when no unit of the task could be scored deterministically "
+        "(all judge-required, or none requested and none answered): the judge alone decides, A = H.",
+    )
     units: AnswerUnitReport | None = None
     judge_status: JudgeStatus = "not_requested"
     judge_model: str | None = None
@@ -57,8 +62,10 @@ class TaskScore(BaseModel):
 
     @property
     def a(self) -> float | None:
-        """A = min(H, U); unknown until the judge has scored."""
-        return None if self.h is None else min(self.h, self.u)
+        """A = min(H, U), or H where U is undefined; unknown until the judge has scored."""
+        if self.h is None:
+            return None
+        return self.h if self.u is None else min(self.h, self.u)
 
     @property
     def core(self) -> float | None:
@@ -68,7 +75,9 @@ class TaskScore(BaseModel):
 
     @property
     def strict(self) -> bool:
-        return self.u >= STRICT_THRESHOLD
+        """U >= 95; where U is undefined, the answer score the judge gave (False until it has)."""
+        answer = self.u if self.u is not None else self.h
+        return answer is not None and answer >= STRICT_THRESHOLD
 
 
 class Interval(BaseModel):
@@ -91,7 +100,7 @@ class SystemScore(BaseModel):
     core: float | None = Field(description="Mean (A + P) / 2.")
     core_ci: Interval | None = None
     strict95: float = Field(description="% of tasks with U >= 95.")
-    unit_accuracy: float = Field(description="Mean U.")
+    unit_accuracy: float = Field(description="Mean U over the tasks where U is defined (not-run tasks at 0).")
     unit_accuracy_ci: Interval
     basis: Literal["core", "unit_accuracy"] = Field(
         description="What the capability, difficulty and hazard views average: Core when judged, else U."
