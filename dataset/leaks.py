@@ -18,7 +18,7 @@ import hashlib
 import io
 import re
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal, get_args
@@ -47,6 +47,7 @@ from loaders.paper_results import PAPER_LEADERBOARD_FILE
 from loaders.release import (
     GROUND_TRUTH_COLUMNS,
     HiddenRecord,
+    Release,
     open_release,
     read_hidden_records,
     to_json_cell,
@@ -163,7 +164,8 @@ class _Scan:
 class HiddenIndex:
     """Needles of every task's hidden material, minus what the layout legitimately makes public."""
 
-    out: Path
+    out: Path | None
+    """The layout whose packages `scan_public` compares archives with (None: an index for text checks)."""
     needles: dict[int, _Needles]
     owners: list[tuple[str, LeakKind]]
     task_events: dict[str, str]
@@ -173,7 +175,14 @@ class HiddenIndex:
     def from_layout(cls, out: Path) -> HiddenIndex:
         """Collect the hidden needles of the built release at `out` (its tasks' hidden files)."""
         out = Path(out)
-        records = read_hidden_records(out)
+        return cls.from_records(read_hidden_records(out), _public_texts(out), out)
+
+    @classmethod
+    def from_records(
+        cls, records: dict[str, HiddenRecord], public_texts: Iterable[bytes], out: Path | None = None
+    ) -> HiddenIndex:
+        """The needles of `records`' hidden material minus every n-gram of `public_texts` (what the
+        release legitimately shows); `out` is the layout that `scan_public` checks archives against."""
         texts = {task_id: _hidden_texts(record) for task_id, record in records.items()}
         owners: list[tuple[str, LeakKind]] = []
         grams: dict[int, list[tuple[np.ndarray, int]]] = {}
@@ -183,9 +192,14 @@ class HiddenIndex:
                 owners.append((task_id, kind))
                 for n, hashes in _needle_grams(by_kind[kind]):
                     grams.setdefault(n, []).append((hashes, len(owners) - 1))
-        public = _public_grams(out, set(grams))
+        public = _public_grams(public_texts, set(grams))
         needles = {n: _merge(parts).without(public[n]) for n, parts in grams.items()}
         return cls(out, needles, owners, {r.task_id: r.event_id for r in records.values()})
+
+    def holds_hidden(self, text: str) -> bool:
+        """Whether `text` contains any hidden needle of any task."""
+        hashes = tokens(text.encode("utf-8"))
+        return any(contains(needles.keys, ngrams(hashes, n)).any() for n, needles in self.needles.items())
 
     @property
     def needle_count(self) -> int:
@@ -193,6 +207,8 @@ class HiddenIndex:
 
     def scan_public(self, folder: Path) -> list[LeakFinding]:
         """Every hidden file name, non-allowed file and hidden text found in the public folder `folder`."""
+        if self.out is None:
+            raise ValueError("this hidden index has no layout to check archives against; use from_layout")
         folder = Path(folder)
         if not folder.is_dir():
             raise NotADirectoryError(f"not a public Hub folder: {folder}")
@@ -377,9 +393,9 @@ def _merge(parts: list[tuple[np.ndarray, int]]) -> _Needles:
     return _Needles(unique, owners[first])
 
 
-def _public_grams(out: Path, lengths: set[int]) -> dict[int, np.ndarray]:
-    """N-grams of every public task and event record of the layout, as files and as the Hub renders them."""
-    token_runs = [tokens(text) for text in _public_texts(out)]
+def _public_grams(public_texts: Iterable[bytes], lengths: set[int]) -> dict[int, np.ndarray]:
+    """N-grams of every public text, for each needle length."""
+    token_runs = [tokens(text) for text in public_texts]
     return {
         n: np.unique(np.concatenate([ngrams(run, n) for run in token_runs] or [np.empty(0, np.uint64)]))
         for n in lengths
@@ -387,11 +403,17 @@ def _public_grams(out: Path, lengths: set[int]) -> dict[int, np.ndarray]:
 
 
 def _public_texts(out: Path) -> Iterator[bytes]:
+    """Every public task and event record of the layout, as files and as the Hub renders them."""
     for pattern in ("tasks/*/*/question_en.md", "tasks/*/*/task.json", "packages/*/metadata/*"):
         for path in sorted(out.glob(pattern)):
             yield path.read_bytes()
-    release = open_release(out)
+    yield from release_public_texts(open_release(out))
+
+
+def release_public_texts(release: Release) -> Iterator[bytes]:
+    """The public records of a release (tasks with their prompts, events, manifests) as published."""
     for task in release.tasks:
+        yield task.question.encode("utf-8")
         yield to_json_cell(task.model_dump(mode="json")).encode("utf-8")
     for event_id, event in release.events.items():
         yield to_json_cell(event.model_dump(mode="json")).encode("utf-8")

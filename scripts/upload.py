@@ -25,8 +25,16 @@ from dataset.leaks import HiddenIndex, LeakFinding
 from loaders.download import GROUND_TRUTH_FILE
 from loaders.release import open_release
 
-SPACE_DIR = Path(__file__).resolve().parents[1] / "space"
+PROJECT = Path(__file__).resolve().parents[1]
+SPACE_DIR = PROJECT / "space"
 SPACE_SDK = "gradio"
+ROOT_FILES = frozenset({"app.py", "README.md", "requirements.txt"})
+"""Space files that the Hub reads at the repo root; the rest of the Space is the `space` package."""
+SPACE_CODE_PACKAGES = ("space", "loaders", "evaluator", "dataset")
+"""Packages the app imports (evaluator's scoring imports dataset.gt_compare); code files only."""
+CODE_SUFFIXES = frozenset({".py", ".md"})
+SPACE_CODE_EXCLUDED = frozenset({"evaluator/demo"})
+"""Code folders the app does not import (the offline demo carries its own demo task files)."""
 DEFAULT_RELEASE = Path("build")
 MAX_FINDINGS_SHOWN = 20
 
@@ -117,16 +125,43 @@ def _repo_plan(
     )
 
 
-def _space_plan(space_repo: str, space_dir: Path, version: str) -> RepoPlan:
-    plan = _repo_plan(space_repo, "space", False, space_dir, f"EarthVerse leaderboard for {version}")
-    if not plan.operations:
+def _space_plan(space_repo: str, space_dir: Path, version: str, code_root: Path = PROJECT) -> RepoPlan:
+    """The Space repo: app.py, README.md and requirements.txt at the root, then the code it imports."""
+    root_files = [path for path in _files(space_dir) if path.relative_to(space_dir).as_posix() in ROOT_FILES]
+    if not root_files:
         raise UploadRefused(f"{space_dir}: holds no files for the Space")
+    operations = [_operation(space_dir, path) for path in root_files]
+    for package in SPACE_CODE_PACKAGES:
+        folder = space_dir if package == "space" else code_root / package
+        operations += [
+            FileOperation(
+                path_in_repo=f"{package}/{path.relative_to(folder).as_posix()}",
+                local_path=path,
+                size=path.stat().st_size,
+            )
+            for path in _files(folder)
+            if path.suffix in CODE_SUFFIXES
+            and path not in root_files
+            and not _excluded(f"{package}/{path.relative_to(folder).as_posix()}")
+        ]
+    plan = RepoPlan(
+        repo_id=space_repo,
+        repo_type="space",
+        private=False,
+        space_sdk=SPACE_SDK,
+        commit_message=f"EarthVerse leaderboard for {version}",
+        operations=operations,
+    )
     hidden = [op.path_in_repo for op in plan.operations if Path(op.path_in_repo).name == GROUND_TRUTH_FILE]
     if hidden:
         raise UploadRefused(
             f"{space_dir}: holds ground truth ({', '.join(hidden)}); the Space reads it from the private repo"
         )
     return plan
+
+
+def _excluded(path_in_repo: str) -> bool:
+    return any(path_in_repo.startswith(f"{folder}/") for folder in SPACE_CODE_EXCLUDED)
 
 
 def _files(folder: Path) -> list[Path]:

@@ -1,8 +1,10 @@
-"""The EarthVerse Space: today the public task explorer of a release; the leaderboard, submissions
-and server-side rescoring are built on it next (issue 4).
+"""The EarthVerse leaderboard Space: the paper-reported leaderboard beside every rescored submission,
+breakdown and cost views, a task and trace explorer, and submission with server-side rescoring.
 
-Configuration: EARTHVERSE_RELEASE — a built release folder, its `hub/public` folder or a Hub repo
-id (default `earthverse/core`); GRADIO_SERVER_PORT as Gradio reads it.
+Run `python space/app.py`; configuration comes from the environment (space/config.py): EARTHVERSE_RELEASE,
+EARTHVERSE_PRIVATE_RELEASE, EARTHVERSE_STORE, EARTHVERSE_JUDGE, EARTHVERSE_MAX_UPLOAD_MB,
+EARTHVERSE_DAILY_LIMIT, EARTHVERSE_LOCAL_USER, EARTHVERSE_RESULTS_REPO, …; GRADIO_SERVER_PORT as Gradio
+reads it. API: `submit` (one file) and `status` (a receipt) answer {"receipt", "status", "message"}.
 """
 
 from __future__ import annotations
@@ -14,65 +16,31 @@ from pathlib import Path
 # No analytics calls home: the Space must start and run with no network.
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
-import gradio as gr
-import pandas as pd
+_HERE = Path(__file__).resolve().parent
+# On the Hub the project code sits beside app.py; in the repository it is one folder up.
+sys.path.insert(0, str(_HERE if (_HERE / "space").is_dir() else _HERE.parent))
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import gradio as gr  # noqa: E402  (after the project path is known)
 
-from loaders.release import Release, open_release  # after the project path is known
-
-TABLE_COLUMNS = (
-    "task_id",
-    "title",
-    "event_name",
-    "hazard_family",
-    "region",
-    "difficulty",
-    "primary_dimension",
-)
+from space.config import Settings  # noqa: E402
+from space.mirror import Mirror  # noqa: E402
+from space.services import Services, build_services  # noqa: E402
+from space.ui import THEME, build_ui  # noqa: E402
 
 
-def task_table(release: Release, query: str = "", hazard_family: str = "all") -> pd.DataFrame:
-    """Public task rows whose text matches `query` (case-insensitive) in the chosen hazard family."""
-    rows = [task.model_dump(include=set(TABLE_COLUMNS)) for task in release.tasks]
-    table = pd.DataFrame(rows, columns=list(TABLE_COLUMNS))
-    if hazard_family != "all":
-        table = table[table["hazard_family"] == hazard_family]
-    if query.strip():
-        text = table.astype(str).agg(" ".join, axis=1).str.casefold()
-        table = table[text.str.contains(query.strip().casefold(), regex=False)]
-    return table.reset_index(drop=True)
+def build_app(services: Services) -> gr.Blocks:
+    """The Gradio app over already-built services (tests build the services themselves)."""
+    return build_ui(services)
 
 
-def task_view(release: Release, task_id: str) -> tuple[str, pd.DataFrame]:
-    """A task's public question and its package's file list; nothing hidden is reachable here."""
-    if not task_id:
-        return "", pd.DataFrame()
-    task = release.task(task_id)
-    files = pd.DataFrame(
-        [entry.model_dump(include={"relative_path", "category", "source_name", "format"})
-         for entry in release.manifest(task.event_id)]
-    )
-    return task.question, files
-
-
-def build_app(release: Release) -> gr.Blocks:
-    families = ["all", *sorted({task.hazard_family for task in release.tasks})]
-    with gr.Blocks(title="EarthVerse") as app:
-        gr.Markdown(f"# EarthVerse\n{len(release.tasks)} tasks over {len(release.events)} event packages.")
-        with gr.Tab("Tasks"):
-            with gr.Row():
-                query = gr.Textbox(label="Search", placeholder="event, region, title…")
-                family = gr.Dropdown(families, value="all", label="Hazard family")
-            table = gr.Dataframe(task_table(release), interactive=False)
-            task_id = gr.Dropdown([task.task_id for task in release.tasks], label="Task")
-            question = gr.Markdown()
-            files = gr.Dataframe(interactive=False)
-        for control in (query, family):
-            control.change(lambda q, f: task_table(release, q, f), [query, family], table)
-        task_id.change(lambda t: task_view(release, t), task_id, [question, files])
-    return app
+def main() -> None:
+    settings = Settings()
+    mirror = Mirror.from_settings(settings)
+    mirror.restore()
+    services = build_services(settings)
+    mirror.start()
+    build_app(services).launch(theme=THEME)
 
 
 if __name__ == "__main__":
-    build_app(open_release(os.environ.get("EARTHVERSE_RELEASE", "earthverse/core"))).launch()
+    main()

@@ -46,7 +46,9 @@ def test_every_task_is_scored_and_tasks_not_run_count_as_zero(imported, release,
     assert {score.task_id for score in scored} == run
     assert all(score.u == 0 and score.reason for score in result.scores if score.task_id not in run)
     assert all(score.units is not None and score.diagnostics is not None for score in scored)
-    assert all(score.judge_status == "not_requested" and score.core is None for score in result.scores)
+    assert all(score.judge_status == "not_requested" for score in result.scores)
+    assert all(score.core is None for score in scored)
+    assert all(score.core == 0 for score in result.scores if score.task_id not in run)
     system = summarize(result.scores, release.tasks, result.system_name)
     assert system.tasks == 405 and system.tasks_run == len(run)
     assert system.unit_accuracy == round(sum(score.u for score in result.scores) / 405, 2)
@@ -97,6 +99,9 @@ def test_the_judge_adds_h_and_p_and_a_is_min_of_h_and_u(imported, release, hidde
     assert round(score.p, 2) == expected_p
     assert score.a == min(99.0, score.u)
     assert score.core == pytest.approx((score.a + score.p) / 2)
+    system = summarize(result.scores, release.tasks)  # one task judged, 404 not run: those count as zero
+    assert system.basis == "core" and system.judge_model == "openai/standin-judge"
+    assert system.core == round(score.core / 405, 2)
 
 
 def test_a_task_no_unit_can_decide_leaves_u_undefined_and_a_is_h(

@@ -21,6 +21,8 @@ def space_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("space")
     (folder / "__pycache__").mkdir(parents=True)
     (folder / "app.py").write_text("import gradio\n", encoding="utf-8")
+    (folder / "README.md").write_text("---\nsdk: gradio\n---\n", encoding="utf-8")
+    (folder / "board.py").write_text("ROWS = []\n", encoding="utf-8")
     (folder / "__pycache__" / "app.cpython-311.pyc").write_bytes(b"\0")
     return folder
 
@@ -54,7 +56,14 @@ def test_the_plan_for_the_real_build_publishes_every_public_file_and_hides_the_g
     hidden = {*layout.HIDDEN_TASK_FILES, "ground_truth.parquet"}
     assert not {Path(op.path_in_repo).name for op in public.operations} & hidden
     assert [op.path_in_repo for op in private.operations] == ["README.md", "ground_truth.parquet"]
-    assert [op.path_in_repo for op in space.operations] == ["app.py"]
+    space_files = [op.path_in_repo for op in space.operations]
+    assert space_files[:3] == ["README.md", "app.py", "space/board.py"]
+    assert "space/__pycache__/app.cpython-311.pyc" not in space_files and "space/app.py" not in space_files
+    # The Space carries the project code it imports, and no data or hidden file.
+    for module in ("loaders/release.py", "evaluator/scoring/pipeline.py", "dataset/gt_compare.py"):
+        assert module in space_files
+    assert all(Path(name).suffix in {".py", ".md"} for name in space_files)
+    assert not {Path(name).name for name in space_files} & hidden  # not even the demo's own task files
     assert plan.version.startswith("ev-")
 
 
@@ -64,7 +73,7 @@ def test_the_rendered_plan_lists_repos_visibility_and_each_file_with_its_size(
     text = render_plan(plan)
     assert f"dataset {PUBLIC} (public): 204 files" in text
     assert f"dataset {PRIVATE} (PRIVATE): 2 files" in text
-    assert f"space {SPACE} (public, sdk gradio): 1 files" in text
+    assert f"space {SPACE} (public, sdk gradio): {len(plan.repos[2].operations)} files" in text
     assert "packages/CSX-330.zip" in text and " ground_truth.parquet" in text
 
 

@@ -79,7 +79,7 @@ _JUDGE_FREE: dict[str, object] = {"judge_model": None, "answer": None, "process"
 def _judged_figures(scores: list[TaskScore]) -> dict[str, object]:
     cores = [float(score.core) for score in scores]  # type: ignore[arg-type]
     return {
-        "judge_model": scores[0].judge_model,
+        "judge_model": next((score.judge_model for score in scores if score.judge_model), None),
         "answer": _mean([float(score.a) for score in scores]),  # type: ignore[arg-type]
         "process": _mean([float(score.p) for score in scores]),  # type: ignore[arg-type]
         "core": _mean(cores),

@@ -119,7 +119,8 @@ def with_judgement(score: TaskScore, result: JudgeResult) -> TaskScore:
 
 
 def not_run(system_id: str, task: Task, reason: str) -> TaskScore:
-    """The zero score of a task the system did not (validly) run."""
+    """The zero score of a task the system did not (validly) run: U, H and P all zero, so that a judged
+    submission that skipped tasks still gets a Core, with those tasks at zero."""
     return TaskScore(
         system_id=system_id,
         task_id=task.task_id,
@@ -127,6 +128,8 @@ def not_run(system_id: str, task: Task, reason: str) -> TaskScore:
         status="not_run",
         reason=reason,
         u=0.0,
+        h=0.0,
+        p=0.0,
     )
 
 
