@@ -63,7 +63,7 @@ def fill_store(settings, submission: Submission) -> None:
         services.store.add_result(
             result_record(receipt, "deterministic", named, services.rescorer.scorer, metadata)
         )
-    services.rescorer.stop()
+    services.close()
 
 
 def first_render_seconds(settings) -> float:
@@ -75,7 +75,7 @@ def first_render_seconds(settings) -> float:
     elapsed = time.perf_counter() - started
 
     assert outputs[1] == f"{STORED + 25} of {STORED + 25} systems", outputs[1]
-    services.rescorer.stop()
+    services.close()
     return elapsed
 
 
@@ -99,7 +99,7 @@ def main() -> None:
         scratch = Path(scratch_dir)
         probe = build_services(local_settings(arguments.release, scratch / "probe"))
         tasks = [task.task_id for task in probe.release.tasks]
-        probe.rescorer.stop()
+        probe.close()
         submission = full_submission(tasks, open_source(ARCHIVE).root / "trajectories")
 
         settings = local_settings(arguments.release, scratch / "store200")

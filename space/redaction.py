@@ -28,6 +28,7 @@ class Redactor:
         self._records = records
         self._index: HiddenIndex | None = None
         self._lock = threading.Lock()
+        self._warming: threading.Thread | None = None
 
     def clean(self, text: str) -> str:
         """`text`, or WITHHELD when it holds hidden material of any task."""
@@ -46,7 +47,13 @@ class Redactor:
 
     def warm_up(self) -> None:
         """Build the index in the background, so that the first trace shown does not wait."""
-        threading.Thread(target=self.index, name="redaction-warm-up", daemon=True).start()
+        self._warming = threading.Thread(target=self.index, name="redaction-warm-up", daemon=True)
+        self._warming.start()
+
+    def close(self) -> None:
+        """Wait for a warm-up still building the index: no thread may be mid-build when the process ends."""
+        if self._warming is not None:
+            self._warming.join()
 
     def index(self) -> HiddenIndex:
         """The hidden needles of every task, built once (the app warms this up at start)."""

@@ -33,6 +33,11 @@ class Services:
     _board: tuple[int, list[BoardRow], list[ResultRecord]] | None = field(default=None, repr=False)
     _board_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
+    def close(self) -> None:
+        """Stop the rescoring workers and the redaction warm-up (tests and benchmarks end with this)."""
+        self.rescorer.stop()
+        self.redactor.close()
+
     def board(self) -> tuple[list[BoardRow], list[ResultRecord]]:
         """The leaderboard rows and the latest results, rebuilt only when a result was added."""
         version = self.store.result_count()

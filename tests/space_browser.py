@@ -52,7 +52,7 @@ def running_app(
         yield RunningApp(f"http://127.0.0.1:{port}/", services)
     finally:
         app.close()
-        services.rescorer.stop()
+        services.close()
 
 
 def require_chromium() -> Path:

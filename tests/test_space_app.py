@@ -60,7 +60,7 @@ def scored_space(built_release: Path, tmp_path_factory, gpt4o: Submission, luna:
         assert services.intake.submit(path, path.name, "tester").status == "queued"
     services.rescorer.wait_idle()
     yield services
-    services.rescorer.stop()
+    services.close()
 
 
 def test_the_leaderboard_has_the_25_paper_rows_and_the_rescored_ones(scored_space) -> None:
@@ -243,7 +243,7 @@ def test_intake_rejects_with_reasons_and_logs_every_decision(
         status = services.intake.submit(first, "a.jsonl", "alice")
         assert status.status == "published"
     finally:
-        services.rescorer.stop()
+        services.close()
 
 
 def test_records_are_written_once(tmp_path: Path) -> None:
@@ -260,7 +260,7 @@ def test_a_restart_on_the_same_store_loses_nothing(
     first = build_services(settings)
     path = write_jsonl(tmp_path / "luna.jsonl", luna)
     receipt = first.intake.submit(path, path.name, "tester").receipt
-    first.rescorer.stop()  # stopped before (or while) scoring: the restart must finish the job
+    first.close()  # stopped before (or while) scoring: the restart must finish the job
     second = build_services(settings)
     try:
         second.rescorer.wait_idle()
@@ -268,7 +268,7 @@ def test_a_restart_on_the_same_store_loses_nothing(
         assert [row.system for row in rows if row.source == "rescored"] == ["GPT-5.6 Luna"]
         assert len(Store(settings.store).submissions()) == 1 and receipt
     finally:
-        second.rescorer.stop()
+        second.close()
 
 
 def test_api_callers_are_identified_by_their_hub_token() -> None:
@@ -341,4 +341,4 @@ def test_the_judge_runs_after_the_deterministic_rescoring_and_rows_show_it_pendi
             assert status_of(services.store, receipt, judged=True).status == "published"
         finally:
             release_gate.set()
-            services.rescorer.stop()
+            services.close()
