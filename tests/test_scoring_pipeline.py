@@ -9,9 +9,11 @@ import pytest
 
 from evaluator.scoring.judge import Backoff, Judge, NoJudge
 from evaluator.scoring.metrics import summarize
-from evaluator.scoring.pipeline import score_submission
+from evaluator.scoring.pipeline import ScoredSubmission, score_submission
+from evaluator.scoring.scores import TaskScore
 from evaluator.traces.io import read_submission
 from evaluator.traces.schema import FinalAnswer, Submission
+from loaders.models import Rubric
 from loaders.release import open_ground_truth, open_release
 from tests.openai_standin import OpenAIStandin, Reply
 
@@ -75,13 +77,18 @@ def test_unknown_tasks_are_reported_not_scored(imported, release, hidden):
     assert all(score.status == "not_run" for score in result.scores)
 
 
-def test_the_judge_adds_h_and_p_and_a_is_min_of_h_and_u(imported, release, hidden, tmp_path, monkeypatch):
-    submission = _submission(imported, "gpt-4o")
-    trace = submission.traces[0]
-    rubric = hidden[trace.task_id].ground_truth.rubric
+def _verdict(rubric: Rubric, answer_score: float, zero_first: bool = False) -> dict:
+    """A valid judge verdict: every criterion at full points (the first at zero when asked)."""
     criteria = [{"name": c.name, "points": c.points, "rationale": "ok"} for c in rubric.criteria]
-    criteria[0]["points"] = 0
-    verdict = {"answer_score": 99.0, "answer_rationale": "ok", "criteria": criteria, "critical_errors": []}
+    if zero_first:
+        criteria[0]["points"] = 0
+    return {
+        "answer_score": answer_score, "answer_rationale": "ok", "criteria": criteria, "critical_errors": []
+    }
+
+
+def _judged(submission, release, hidden, verdict: dict, tmp_path, monkeypatch) -> ScoredSubmission:
+    """`submission` scored with the judge on the local stand-in, which answers `verdict`."""
     monkeypatch.setenv(KEY_ENV, "test-key")
     with OpenAIStandin([Reply(content=json.dumps(verdict))]) as api:
         judge = Judge(
@@ -91,9 +98,20 @@ def test_the_judge_adds_h_and_p_and_a_is_min_of_h_and_u(imported, release, hidde
             api_key_env=KEY_ENV,
             backoff=Backoff(initial_s=0.01, factor=2.0, max_s=0.1),
         )
-        one = submission.model_copy(update={"traces": [trace]})
-        result = score_submission(one, release, hidden, judge)
-    score = next(score for score in result.scores if score.task_id == trace.task_id)
+        return score_submission(submission, release, hidden, judge)
+
+
+def _score_of(result: ScoredSubmission, task_id: str) -> TaskScore:
+    return next(score for score in result.scores if score.task_id == task_id)
+
+
+def test_the_judge_adds_h_and_p_and_a_is_min_of_h_and_u(imported, release, hidden, tmp_path, monkeypatch):
+    submission = _submission(imported, "gpt-4o")
+    trace = submission.traces[0]
+    rubric = hidden[trace.task_id].ground_truth.rubric
+    one = submission.model_copy(update={"traces": [trace]})
+    result = _judged(one, release, hidden, _verdict(rubric, 99.0, zero_first=True), tmp_path, monkeypatch)
+    score = _score_of(result, trace.task_id)
     expected_p = round(100 * (sum(c.points for c in rubric.criteria) - rubric.criteria[0].points) / 20, 2)
     assert score.judge_status == "scored" and score.h == 99.0
     assert round(score.p, 2) == expected_p
@@ -113,26 +131,12 @@ def test_a_task_no_unit_can_decide_leaves_u_undefined_and_a_is_h(
         update={"task_id": "CSX-045_Q1", "event_id": "CSX-045", "final_answer": FinalAnswer.from_object({})}
     )
     one = submission.model_copy(update={"traces": [trace]})
-    free = next(
-        score for score in score_submission(one, release, hidden).scores if score.task_id == "CSX-045_Q1"
-    )
+    result = score_submission(one, release, hidden)
+    free = _score_of(result, "CSX-045_Q1")
     assert free.status == "scored" and free.u is None and free.units.scorable == 0
     assert free.a is None and not free.strict
-    system = summarize(score_submission(one, release, hidden).scores, release.tasks)
+    system = summarize(result.scores, release.tasks)
     assert system.tasks == 405 and system.unit_accuracy == 0.0  # 404 not run; the undefined U left out
-    rubric = hidden["CSX-045_Q1"].ground_truth.rubric
-    criteria = [{"name": c.name, "points": c.points, "rationale": "ok"} for c in rubric.criteria]
-    verdict = {"answer_score": 70.0, "answer_rationale": "ok", "criteria": criteria, "critical_errors": []}
-    monkeypatch.setenv(KEY_ENV, "test-key")
-    with OpenAIStandin([Reply(content=json.dumps(verdict))]) as api:
-        judge = Judge(
-            "openai/standin-judge",
-            cache_dir=tmp_path,
-            api_base=api.url,
-            api_key_env=KEY_ENV,
-            backoff=Backoff(initial_s=0.01, factor=2.0, max_s=0.1),
-        )
-        judged = next(
-            s for s in score_submission(one, release, hidden, judge).scores if s.task_id == "CSX-045_Q1"
-        )
+    verdict = _verdict(hidden["CSX-045_Q1"].ground_truth.rubric, 70.0)
+    judged = _score_of(_judged(one, release, hidden, verdict, tmp_path, monkeypatch), "CSX-045_Q1")
     assert judged.u is None and judged.a == 70.0 and judged.core == pytest.approx((70.0 + judged.p) / 2)
