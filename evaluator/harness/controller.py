@@ -50,7 +50,6 @@ from evaluator.traces.schema import (
     SystemIdentity,
     Totals,
     Trace,
-    canonical_json,
 )
 from loaders.models import Task
 from loaders.package import EventPackage, PackagePathError
@@ -429,14 +428,7 @@ def _final_answer(accepted: _Accepted, repairs: int) -> FinalAnswer:
         "repair_attempts": repairs,
     }
     if isinstance(answer.answer, dict):
-        status = "repaired" if repairs else "parsed"
-        return FinalAnswer(
-            raw_text=canonical_json(answer.answer),
-            raw_text_origin="canonical_json",
-            parsed=answer.answer,
-            status=status,
-            **provenance,
-        )
+        return FinalAnswer.from_object(answer.answer, **provenance)
     return FinalAnswer.from_text(answer.answer, **provenance)
 
 

@@ -186,12 +186,13 @@ class FinalAnswer(_Strict):
 
     @classmethod
     def from_object(cls, answer: Any, **fields: Any) -> FinalAnswer:
-        """An answer the harness holds only as an object: status parsed, raw_text its canonical JSON."""
+        """An answer the harness holds only as an object: raw_text its canonical JSON, status parsed
+        (repaired, after a repair attempt)."""
         return cls(
             raw_text=canonical_json(answer),
             raw_text_origin="canonical_json",
             parsed=answer,
-            status="parsed",
+            status=_read_status(fields),
             **fields,
         )
 
@@ -204,8 +205,12 @@ class FinalAnswer(_Strict):
         answer = parse_answer(text).value
         if answer is None:
             return cls(raw_text=text, status="unparsed", **fields)
-        status: AnswerStatus = "repaired" if fields.get("repair_attempts") else "parsed"
-        return cls(raw_text=text, parsed=answer, status=status, **fields)
+        return cls(raw_text=text, parsed=answer, status=_read_status(fields), **fields)
+
+
+def _read_status(fields: dict[str, Any]) -> AnswerStatus:
+    """`repaired` when the answer needed a repair attempt to be read, else `parsed`."""
+    return "repaired" if fields.get("repair_attempts") else "parsed"
 
 
 class SystemIdentity(_Strict):
