@@ -403,8 +403,9 @@ def _public_grams(public_texts: Iterable[bytes], lengths: set[int]) -> dict[int,
 
 
 def _public_texts(out: Path) -> Iterator[bytes]:
-    """Every public task and event record of the layout, as files and as the Hub renders them."""
-    for pattern in ("tasks/*/*/question_en.md", "tasks/*/*/task.json", "packages/*/metadata/*"):
+    """Every public task and event record of the layout, as files and as the Hub renders them (the
+    prompts come with the release's records)."""
+    for pattern in ("tasks/*/*/task.json", "packages/*/metadata/*"):
         for path in sorted(out.glob(pattern)):
             yield path.read_bytes()
     yield from release_public_texts(open_release(out))
