@@ -18,7 +18,7 @@ from evaluator.cli import main
 from evaluator.harness.budgets import Budgets
 from evaluator.harness.controller import Controller, RunTarget
 from evaluator.harness.provider import Provider, ProviderSettings
-from evaluator.scoring.judge import Backoff
+from evaluator.provider_errors import Backoff
 from evaluator.scoring.pipeline import Scorer
 from evaluator.scoring.scores_io import read_scores
 from evaluator.traces.io import read_submission

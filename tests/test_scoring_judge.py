@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from evaluator.provider_errors import Backoff, retry_after_seconds
 from evaluator.scoring.judge import (
-    Backoff,
     Judge,
     JudgeResult,
     NoJudge,
@@ -26,7 +26,6 @@ from evaluator.scoring.judge import (
     judge_from_option,
     parse_verdict,
     process_score,
-    retry_after_seconds,
 )
 from evaluator.scoring.judge_prompt import PROMPT_VERSION, Budget, build_messages, render_trace
 from evaluator.traces.recorded import read_recorded_trace

@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from evaluator.scoring.judge import Backoff, Judge, NoJudge
+from evaluator.provider_errors import Backoff
+from evaluator.scoring.judge import Judge, NoJudge
 from evaluator.scoring.metrics import summarize
 from evaluator.scoring.pipeline import ScoredSubmission, score_submission
 from evaluator.scoring.scores import TaskScore

@@ -19,7 +19,7 @@ from evaluator.agents.replay import load_runs, replay_agent
 from evaluator.agents.scripted import ScriptedAgent
 from evaluator.harness.budgets import Budgets
 from evaluator.harness.provider import Provider, ProviderSettings
-from evaluator.scoring.judge import DEFAULT_BACKOFF, Backoff
+from evaluator.provider_errors import DEFAULT_BACKOFF, Backoff
 from evaluator.traces.schema import SystemIdentity
 from loaders.models import Task
 

@@ -13,8 +13,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from evaluator.agents.base import InfrastructureFailure, ProviderEvent, RoundUsage
+from evaluator.provider_errors import DEFAULT_BACKOFF, Backoff, ProviderFailure, provider_failure
 from evaluator.scoring.cost import price
-from evaluator.scoring.judge import DEFAULT_BACKOFF, Backoff, ProviderFailure, provider_failure
 from evaluator.secrets import secret_from_env
 
 log = logging.getLogger("earthverse.harness.provider")
