@@ -18,8 +18,10 @@ def test_agreement_over_all_recorded_runs_writes_the_figures(built_release, sour
     assert figures["n"] == 1591
     assert figures["pearson"] >= 0.80 and figures["mae"] <= 15
     assert len(figures["worst"]) == 20 and "by_task_type" in figures
+    assert figures["paper_holistic"]["n"] == 1591
     printed = capsys.readouterr().out
     assert printed.startswith("overall") and "runs that disagree most" in printed
+    assert "reference: paper unit accuracy vs its H" in printed
 
 
 def test_agreement_without_recorded_runs_is_a_clear_error(built_release, tmp_path, capsys):

@@ -57,6 +57,27 @@ def test_agreement_scores_each_run_and_groups_by_task_type() -> None:
     assert report.worst[0].report.units
 
 
+def test_the_paper_holistic_reference_pairs_each_runs_h_with_its_unit_accuracy() -> None:
+    records = [_record("T1", "numeric")]
+    answer = {"answer": "flood_signal", "peak_mm": 54.5, "days": 4}
+    runs = [
+        RecordedRun(
+            task_id="T1", system_id=name, final_answer=answer, paper_unit_accuracy=ua, paper_answer_score=h
+        )
+        for name, ua, h in (("alpha", 40.0, 50.0), ("beta", 80.0, 70.0), ("gamma", 60.0, None))
+    ]
+    report = agreement(records, runs)
+    assert report.overall.n == 3 and report.paper_holistic.n == 2
+    assert report.paper_holistic.mae == pytest.approx(10.0)
+    assert report.paper_holistic.mean_ours == pytest.approx(60.0)
+    assert report.paper_holistic.mean_paper == pytest.approx(60.0)
+    assert {run.system_id: run.paper_holistic for run in report.worst} == {
+        "alpha": 50.0,
+        "beta": 70.0,
+        "gamma": None,
+    }
+
+
 def test_runs_without_a_scorable_unit_are_counted_not_compared() -> None:
     record = _Record(
         "T1", "numeric", ground_truth={"primary_gt": {"why": "A long free-text explanation here."}}
@@ -75,6 +96,15 @@ def test_every_recorded_run_is_scored(paper_agreement) -> None:
     assert paper_agreement.overall.n + paper_agreement.judge_only == 1591
     assert not paper_agreement.unknown_tasks
     assert len(paper_agreement.worst) == 20
+
+
+def test_the_paper_unit_accuracy_follows_its_holistic_score(paper_agreement) -> None:
+    """Every recorded run carries both judge scores, and they move together: the paper's unit accuracy
+    is one holistic judgement, which is why a unit-by-unit U cannot track it closely."""
+    reference = paper_agreement.paper_holistic
+    assert reference.n == paper_agreement.overall.n
+    assert reference.pearson is not None and reference.pearson >= 0.99
+    assert reference.mae is not None and reference.mae <= 2.0
 
 
 def test_agreement_with_the_paper_judge_holds_its_floor(paper_agreement) -> None:

@@ -67,6 +67,7 @@ def render(report: AgreementReport) -> str:
     """The figures overall and per task type, then the most-disagreeing runs."""
     lines = [_line("overall", report.overall)]
     lines += [_line(f"  {name}", figures) for name, figures in sorted(report.by_task_type.items())]
+    lines.append(_line("reference: paper unit accuracy vs its H", report.paper_holistic))
     lines.append(f"\nthe {len(report.worst)} runs that disagree most (ours - paper):")
     lines += [
         f"  {run.task_id}  {run.system_id:<24} ours {_number(run.ours)}  paper {run.paper:5.1f}"
