@@ -7,6 +7,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from loaders.tolerances import is_number
+
 FLOAT_NOISE = 1e-9
 """Relative slack for numbers the task gives no tolerance for: float noise, not a real difference."""
 
@@ -18,20 +20,6 @@ class Difference(BaseModel):
     recorded: str
     regenerated: str
     tolerance: float | None = None
-
-
-def task_tolerances(ground_truth: dict[str, Any]) -> dict[str, float]:
-    """Tolerances by field name, from the ground truth's `numeric_tolerances` and `tolerances` tables."""
-    found: dict[str, float] = {}
-    for table_name in ("tolerances", "numeric_tolerances"):
-        table = ground_truth.get(table_name)
-        if not isinstance(table, dict):
-            continue
-        for name, spec in table.items():
-            tolerance = spec.get("tolerance") if isinstance(spec, dict) else spec
-            if _is_number(tolerance):
-                found[name] = abs(float(tolerance))
-    return found
 
 
 def compare(
@@ -46,7 +34,7 @@ def compare(
             for index, (left, right) in enumerate(zip(recorded, regenerated, strict=True))
             for difference in compare(left, right, tolerances, f"{path}[{index}]")
         ]
-    if _is_number(recorded) and _is_number(regenerated):
+    if is_number(recorded) and is_number(regenerated):
         return _compare_numbers(float(recorded), float(regenerated), tolerances, path)
     if recorded == regenerated and type(recorded) is type(regenerated):
         return []
@@ -86,10 +74,6 @@ def _compare_numbers(
 
 def _leaf_name(path: str) -> str:
     return path.rsplit(".", 1)[-1].split("[", 1)[0]
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _show(value: Any, limit: int = 200) -> str:

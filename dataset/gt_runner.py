@@ -22,10 +22,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from dataset.gt_compare import Difference, compare, task_tolerances
+from dataset.gt_compare import Difference, compare
 from dataset.package_audit import PackageAudit
 from loaders import layout
 from loaders.models import REPOSITORY_PACKAGE_PREFIX
+from loaders.tolerances import task_tolerances
 
 DEFAULT_TIMEOUT_S = 120.0
 MEMORY_LIMIT_BYTES = 4 << 30

@@ -31,7 +31,7 @@ SPACE_SDK = "gradio"
 ROOT_FILES = frozenset({"app.py", "README.md", "requirements.txt"})
 """Space files that the Hub reads at the repo root; the rest of the Space is the `space` package."""
 SPACE_CODE_PACKAGES = ("space", "loaders", "evaluator", "dataset")
-"""Packages the app imports (evaluator's scoring imports dataset.gt_compare); code files only."""
+"""Packages the app imports (its redaction uses the release leak scan in dataset/); code files only."""
 CODE_SUFFIXES = frozenset({".py", ".md"})
 SPACE_CODE_EXCLUDED = frozenset({"evaluator/demo"})
 """Code folders the app does not import (the offline demo carries its own demo task files)."""

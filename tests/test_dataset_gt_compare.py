@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import math
 
-from dataset.gt_compare import compare, task_tolerances
+from dataset.gt_compare import compare
 
 
 def test_equal_structures_have_no_differences():
@@ -44,11 +44,3 @@ def test_bool_is_not_a_number_and_nan_equals_nan():
 def test_lists_of_different_length_differ_as_a_whole():
     [difference] = compare({"l": [1, 2]}, {"l": [1]}, {})
     assert difference.path == "l"
-
-
-def test_tolerances_come_from_both_tables():
-    ground_truth = {
-        "numeric_tolerances": {"peak": {"value": 1.0, "tolerance": 0.2}},
-        "tolerances": {"ratio": 0.05, "note": "relative"},
-    }
-    assert task_tolerances(ground_truth) == {"peak": 0.2, "ratio": 0.05}

@@ -60,7 +60,7 @@ def test_the_plan_for_the_real_build_publishes_every_public_file_and_hides_the_g
     assert space_files[:3] == ["README.md", "app.py", "space/board.py"]
     assert "space/__pycache__/app.cpython-311.pyc" not in space_files and "space/app.py" not in space_files
     # The Space carries the project code it imports, and no data or hidden file.
-    for module in ("loaders/release.py", "evaluator/scoring/pipeline.py", "dataset/gt_compare.py"):
+    for module in ("loaders/release.py", "evaluator/scoring/pipeline.py", "dataset/leaks.py"):
         assert module in space_files
     assert all(Path(name).suffix in {".py", ".md"} for name in space_files)
     assert not {Path(name).name for name in space_files} & hidden  # not even the demo's own task files

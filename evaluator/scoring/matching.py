@@ -26,8 +26,9 @@ from collections import Counter
 from enum import StrEnum
 from typing import Any, NamedTuple
 
-from evaluator.scoring.tolerances import FLOAT_NOISE, is_number
+from evaluator.scoring.tolerances import FLOAT_NOISE
 from evaluator.scoring.units import ID_FIELDS, Unit, UnitKind, normalize_label
+from loaders.tolerances import is_number
 
 VALUE_KEYS = ("value", "val", "score", "result", "estimate", "amount", "computed_value", "computed")
 """Keys under which a submitted object carries its number (`{"value": 17, "unit": "days"}`)."""

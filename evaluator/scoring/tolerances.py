@@ -1,7 +1,7 @@
 """Numeric tolerances of a task: what the ground truth states, by field name or by class of field.
 
 A task states tolerances in its `numeric_tolerances` / `tolerances` tables (read by
-`dataset.gt_compare.task_tolerances`, plus the spec forms that function does not read:
+`loaders.tolerances.task_tolerances`, plus the spec forms that function does not read:
 `absolute_tolerance`, `abs_tolerance`, `absolute`, `relative`, `min`/`max` around `expected`),
 inside `primary_gt` (the same tables), next to a value (`{"value": 0.94, "tolerance": 0.3}`, read by
 units.py), or not at all. Table names are field names (`rain_rate_mm_day`) or classes of fields
@@ -23,9 +23,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from dataset.gt_compare import task_tolerances
+from loaders.tolerances import TOLERANCE_TABLES, is_number, task_tolerances
 
-TABLE_NAMES = ("tolerances", "numeric_tolerances")
 ABSOLUTE_SPEC_KEYS = ("tolerance", "absolute_tolerance", "abs_tolerance", "absolute", "abs")
 PRECISION_UNITS = 1.0
 """Units of the last stated decimal a precision-derived tolerance allows."""
@@ -130,11 +129,6 @@ def field_key(name: str) -> str:
     return "_".join(name_tokens(name))
 
 
-def is_number(value: Any) -> bool:
-    """A real number: int or float, not bool."""
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
 @lru_cache(maxsize=65536)
 def _tokens(name: str) -> tuple[str, ...]:
     return tuple(_TOKEN.findall(_CAMEL.sub(r"\1 \2", name).lower()))
@@ -149,7 +143,7 @@ def _singular(token: str) -> str:
 
 
 def _tables(source: dict[str, Any]) -> list[dict[str, Any]]:
-    return [table for name in TABLE_NAMES if isinstance(table := source.get(name), dict)]
+    return [table for name in TOLERANCE_TABLES if isinstance(table := source.get(name), dict)]
 
 
 def _read_table(table: dict[str, Any], by_name: dict[str, float], relative: dict[str, float]) -> None:

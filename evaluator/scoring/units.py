@@ -50,7 +50,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from evaluator.scoring.tolerances import ToleranceTable, is_number, name_tokens, task_table
+from evaluator.scoring.tolerances import ToleranceTable, name_tokens, task_table
+from loaders.tolerances import is_number
 
 METADATA_KEYS = frozenset(
     {
