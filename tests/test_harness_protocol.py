@@ -10,7 +10,15 @@ import pytest
 
 from evaluator.agents.base import FinalAnswerAction, ToolCall
 from evaluator.harness.budgets import Budgets
-from evaluator.harness.context import Context, StepNote, key_values, research_state, step_note
+from evaluator.harness.context import (
+    _LABELLED_NUMBER,
+    Context,
+    StepNote,
+    _labelled_numbers,
+    key_values,
+    research_state,
+    step_note,
+)
 from evaluator.harness.protocol import ContractError, answer_problem, parse_action, parse_arguments
 from evaluator.traces.recorded import read_recorded_trace
 from evaluator.traces.schema import Trace
@@ -97,6 +105,13 @@ def test_key_values_of_a_recorded_observation_are_labelled_numbers(recorded: Tra
 
     assert values and all("=" in value for value in values)
     assert len(values) <= 12
+
+
+def test_key_values_are_found_where_the_pattern_alone_finds_them(recorded: Trace) -> None:
+    edges = 'a  :  1, "b c": "2"; x=3e5 y:=4 ' + "z" * 50 + ': 5\tlabel\u00a0\u00a0= -6.5 "q"\n:7'
+    for text in [edges, *(step.observation.text for step in recorded.steps)]:
+        expected = [(match.span(), match.groups()) for match in _LABELLED_NUMBER.finditer(text)]
+        assert [(match.span(), match.groups()) for match in _labelled_numbers(text)] == expected
 
 
 def test_older_exchanges_become_a_research_state_with_their_provenance(recorded: Trace) -> None:

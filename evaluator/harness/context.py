@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from pydantic import BaseModel
@@ -19,7 +20,14 @@ Message = dict[str, Any]
 KEY_VALUES_PER_STEP = 12
 VALUE_BUDGETS = (400, 160, 60, 0)
 """Characters of key values per older step, tried in turn until the research state fits its cap."""
-_LABELLED_NUMBER = re.compile(r'"?([A-Za-z_][\w .%/()-]{0,40}?)"?\s*[:=]\s*"?(-?\d[\d.,eE+-]*)')
+_LABEL_TAIL = 40
+_LABELLED_NUMBER = re.compile(
+    r'"?([A-Za-z_][\w .%/()-]{0,' + str(_LABEL_TAIL) + r'}?)"?\s*[:=]\s*"?(-?\d[\d.,eE+-]*)'
+)
+_NUMBER_AFTER_SEPARATOR = re.compile(r'[:=]\s*"?-?\d[\d.,eE+-]*')
+_LABEL_REACH = 1 + (1 + _LABEL_TAIL) + 1
+"""Most characters of a _LABELLED_NUMBER match before the whitespace ahead of its separator: a quote, the
+label (a first character and its tail), a quote."""
 _PACKAGE_PATH = re.compile(r"data/[\w./-]+")
 
 
@@ -57,7 +65,7 @@ def _target(arguments: dict[str, Any]) -> str:
 def key_values(text: str) -> list[str]:
     """Distinct `label=number` pairs found in a tool observation, first ones first."""
     found: dict[str, str] = {}
-    for match in _LABELLED_NUMBER.finditer(text):
+    for match in _labelled_numbers(text):
         label, number = match.groups()
         name = label.strip()
         if name and name not in found:
@@ -65,6 +73,20 @@ def key_values(text: str) -> list[str]:
         if len(found) >= KEY_VALUES_PER_STEP:
             break
     return [f"{name}={value}" for name, value in found.items()]
+
+
+def _labelled_numbers(text: str) -> Iterator[re.Match[str]]:
+    """The matches of `_LABELLED_NUMBER.finditer(text)`, the pattern tried only within reach of a separator
+    followed by a number: trying its lazy label at every character cost milliseconds a step."""
+    end = 0
+    for tail in _NUMBER_AFTER_SEPARATOR.finditer(text):
+        start = tail.start()
+        while start > end and text[start - 1].isspace():  # str.isspace is exactly the pattern's \s
+            start -= 1
+        match = _LABELLED_NUMBER.search(text, max(end, start - _LABEL_REACH), tail.end())
+        if match:
+            yield match
+            end = match.end()
 
 
 class Context:

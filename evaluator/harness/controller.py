@@ -141,7 +141,7 @@ class Controller:
         """The complete trace of `agent` on `target`; never raises for anything the agent or the
         provider does (those end the run with the matching run_status)."""
         registry = self._registry_factory()
-        # The tool schemas are built once per run: pydantic's JSON-schema generation costs milliseconds.
+        # The function definitions once per run; their argument schemas are built once per process.
         tools = [*registry.specs(), final_answer_spec()]
         episode = _Episode(target, registry, RunClock(self.budgets, self._now), tools)
         try:

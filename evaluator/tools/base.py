@@ -7,6 +7,7 @@ binary file read as text comes back as a `ToolResult` with ok false and an actio
 
 from __future__ import annotations
 
+import functools
 import json
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar
@@ -21,6 +22,13 @@ OBSERVATION_CAP = 12_000
 
 TRUNCATION_MARKER = "\n...[TRUNCATED]..."
 """What the recorded harness appended where it cut a text (file reads, snippets, previews)."""
+
+
+@functools.cache
+def json_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The JSON schema of an arguments model, built once per model: pydantic takes milliseconds to build
+    one, and every model request carries them all. Shared: treat it as read-only."""
+    return model.model_json_schema()
 
 
 class ToolResult(BaseModel):
@@ -59,7 +67,7 @@ class Tool(ABC):
 
     def parameters(self) -> dict[str, Any]:
         """The JSON schema of the arguments, as given to a model in a function-calling request."""
-        return self.Arguments.model_json_schema()
+        return json_schema(self.Arguments)
 
     def spec(self) -> dict[str, Any]:
         """The OpenAI-style function definition of this tool."""

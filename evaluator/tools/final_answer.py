@@ -6,6 +6,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from evaluator.tools.base import json_schema
+
 FINAL_ANSWER = "final_answer"
 
 
@@ -42,6 +44,6 @@ def final_answer_spec() -> dict[str, Any]:
         "function": {
             "name": FINAL_ANSWER,
             "description": "Submit the final structured answer with its evidence; this ends the run.",
-            "parameters": FinalAnswerArguments.model_json_schema(),
+            "parameters": json_schema(FinalAnswerArguments),
         },
     }
