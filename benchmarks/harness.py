@@ -7,10 +7,13 @@
   - ours in process: the same Controller with an agent that emits the same actions (no model client);
   - Inspect AI: `mockllm/model` with custom_outputs giving the same 17 tool calls, equivalent @tool
     tools that call the same package tools, `use_tools` + `generate`.
+  - Inspect AI over HTTP (a like-for-like peer of ours over HTTP, beyond the issue's mockllm target):
+    the same Inspect episode through its `openai` provider against the same local stand-in, less the
+    model's own time measured the same way (its request bodies posted bare).
   The model's own time is nil everywhere (scripted replies), so the time per step is harness overhead
   plus the tools' own work, which is the same code on both sides. Reported: median seconds per step
   over the rounds, for the whole episode and marginally ((T17 - T1) / 16, which removes the fixed
-  per-episode set-up), and our/Inspect ratios (target: ours <= 0.5x Inspect's).
+  per-episode set-up), and our/Inspect ratios (target: ours <= 0.5x Inspect's mockllm episode).
 
 `replay405`: every task of the release run with concurrency 8 by the replay agent over one recorded run
   per task (the first system, alphabetically, that has one; tasks without any recorded run end as solver
@@ -57,6 +60,8 @@ TRAJECTORIES = sorted(PROJECT.glob(".cache/source-*/earthverse-source/trajectori
 TASK_ID = "CSX-001_Q1"
 STEPS = 17
 TARGET_RATIO = 0.5
+COMPARISONS = (("ours_http", "inspect"), ("ours_in_process", "inspect"), ("ours_http", "inspect_http"))
+"""Ratios reported: the issue's target is ours over HTTP against Inspect's mockllm episode."""
 SYSTEM = SystemIdentity(system_id="bench", system_name="bench", model="openai/bench")
 KEY_ENV = "EARTHVERSE_BENCH_KEY"
 
@@ -109,7 +114,7 @@ def ours(release: Release, actions: list[tuple[str, dict[str, Any]]], over_http:
         bodies = [request.body for request in api.chat_requests]
     if trace.run_status != "ok" or len(trace.steps) != len(actions):
         raise RuntimeError(f"our episode did not complete: {trace.termination_reason}")
-    return elapsed - model_time(actions, bodies)
+    return elapsed - model_time(replies(actions), bodies)
 
 
 def replies(actions: list[tuple[str, dict[str, Any]]]) -> list[Reply]:
@@ -117,10 +122,10 @@ def replies(actions: list[tuple[str, dict[str, Any]]]) -> list[Reply]:
     return [*scripted, Reply(tool_calls=[tool_call("final_answer", FINAL, "final")])]
 
 
-def model_time(actions: list[tuple[str, dict[str, Any]]], bodies: list[dict[str, Any]]) -> float:
+def model_time(scripted: list[Reply], bodies: list[dict[str, Any]]) -> float:
     """The model's own time as a client sees it: the same request bodies posted bare (httpx, one
     connection) to a fresh stand-in with the same replies: server work, JSON and the socket."""
-    with OpenAIStandin(replies(actions)) as api, httpx.Client(base_url=api.url) as client:
+    with OpenAIStandin(scripted) as api, httpx.Client(base_url=api.url) as client:
         started = time.perf_counter()
         for body in bodies:
             client.post("/chat/completions", json=body).raise_for_status()
@@ -128,9 +133,36 @@ def model_time(actions: list[tuple[str, dict[str, Any]]], bodies: list[dict[str,
 
 
 def inspect_episode(release: Release, actions: list[tuple[str, dict[str, Any]]], log_dir: str) -> float:
+    """Seconds of Inspect's episode with `mockllm/model` playing the actions."""
+    from inspect_ai.model import ModelOutput, ModelUsage, get_model
+
+    outputs = [
+        ModelOutput.for_tool_call("mockllm/model", name, arguments, tool_call_id=f"c{n}")
+        for n, (name, arguments) in enumerate(actions)
+    ]
+    outputs.append(ModelOutput.from_content("mockllm/model", json.dumps(FINAL)))
+    for output in outputs:  # a set usage spares mockllm its tiktoken count, which downloads an encoding
+        output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+    return run_inspect(release, get_model("mockllm/model", custom_outputs=outputs), len(actions), log_dir)
+
+
+def inspect_http_episode(release: Release, actions: list[tuple[str, dict[str, Any]]], log_dir: str) -> float:
+    """Seconds of Inspect's episode through its `openai` provider against the local stand-in, less the
+    model's own time (see `model_time`)."""
+    from inspect_ai.model import get_model
+
+    scripted = [Reply(tool_calls=[tool_call(name, args, f"c{n}")]) for n, (name, args) in enumerate(actions)]
+    with OpenAIStandin([*scripted, Reply(content=json.dumps(FINAL))]) as api:
+        model = get_model("openai/bench", base_url=api.url, api_key="bench", responses_api=False)
+        elapsed = run_inspect(release, model, len(actions), log_dir)
+        bodies = [request.body for request in api.chat_requests]
+    return elapsed - model_time([*scripted, Reply(content=json.dumps(FINAL))], bodies)
+
+
+def run_inspect(release: Release, model: Any, tool_calls: int, log_dir: str) -> float:
+    """Seconds of one Inspect `eval` of the task with equivalent tools over our package tools."""
     from inspect_ai import Task, eval
     from inspect_ai.dataset import Sample
-    from inspect_ai.model import ModelOutput, ModelUsage, get_model
     from inspect_ai.solver import generate, use_tools
     from inspect_ai.tool import tool
 
@@ -169,14 +201,6 @@ def inspect_episode(release: Release, actions: list[tuple[str, dict[str, Any]]],
 
         return execute
 
-    outputs = [
-        ModelOutput.for_tool_call("mockllm/model", name, arguments, tool_call_id=f"c{n}")
-        for n, (name, arguments) in enumerate(actions)
-    ]
-    outputs.append(ModelOutput.from_content("mockllm/model", json.dumps(FINAL)))
-    for output in outputs:  # a set usage spares mockllm its tiktoken count, which downloads an encoding
-        output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
-    model = get_model("mockllm/model", custom_outputs=outputs)
     episode = Task(
         dataset=[Sample(input=task.question, id=TASK_ID)],
         solver=[use_tools([list_package_files(), read_text_file()]), generate()],
@@ -188,7 +212,7 @@ def inspect_episode(release: Release, actions: list[tuple[str, dict[str, Any]]],
     calls = sum(
         len(message.tool_calls or []) for message in log.samples[0].messages if message.role == "assistant"
     )
-    if log.status != "success" or calls != len(actions):
+    if log.status != "success" or calls != tool_calls:
         raise RuntimeError(f"Inspect's episode did not complete: {log.status}, {calls} tool calls")
     return elapsed
 
@@ -202,6 +226,7 @@ def overhead(release: Release, rounds: int) -> dict[str, Any]:
             "ours_http": lambda steps: ours(release, steps, over_http=True),
             "ours_in_process": lambda steps: ours(release, steps, over_http=False),
             "inspect": lambda steps: inspect_episode(release, steps, log_dir),
+            "inspect_http": lambda steps: inspect_http_episode(release, steps, log_dir),
         }
         for name, runner in runners.items():
             runner(long)  # warm-up: imports, first connections, caches
@@ -217,9 +242,9 @@ def overhead(release: Release, rounds: int) -> dict[str, Any]:
             "per_step_ms": round(1000 * t17 / STEPS, 2),
             "marginal_per_step_ms": round(1000 * (t17 - t1) / (STEPS - 1), 2),
         }
-    for name in ("ours_http", "ours_in_process"):
-        report[f"{name}_vs_inspect"] = {
-            key: round(report[name][key] / report["inspect"][key], 3)
+    for name, peer in COMPARISONS:
+        report[f"{name}_vs_{peer}"] = {
+            key: round(report[name][key] / report[peer][key], 3)
             for key in ("per_step_ms", "marginal_per_step_ms")
         }
     report["target_ratio"] = TARGET_RATIO
