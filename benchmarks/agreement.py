@@ -14,11 +14,8 @@ import statistics
 import time
 from pathlib import Path
 
-from dataset.source import open_source
+from dataset.source import default_archive, open_source
 from evaluator.scoring.agreement import AgreementReport, Figures, RecordedRun, agreement, read_recorded_runs
-
-PROJECT = Path(__file__).resolve().parents[1]
-DEFAULT_ARCHIVE = PROJECT.parent / "shared" / "earthverse-source" / "earthverse-source-v1.tar.xz"
 
 
 def _timed(records: list, runs: list[RecordedRun]) -> tuple[float, AgreementReport]:
@@ -49,12 +46,12 @@ def _line(name: str, figures: Figures) -> str:
 def main() -> None:
     options = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     options.add_argument("--runs", type=int, default=3)
-    options.add_argument("--archive", type=Path, default=DEFAULT_ARCHIVE)
+    options.add_argument("--archive", type=Path, default=default_archive())
     options.add_argument("--worst", type=int, default=20)
     arguments = options.parse_args()
     release = open_source(arguments.archive)
     records = release.records
-    runs = read_recorded_runs(release.root / "trajectories")
+    runs = read_recorded_runs(release.trajectories_dir)
     timings, report = [], None
     for _ in range(arguments.runs):
         seconds, report = _timed(records, runs)

@@ -18,9 +18,8 @@ import time
 from pathlib import Path
 
 from dataset.build import build_release
+from dataset.source import default_archive
 
-PROJECT = Path(__file__).resolve().parents[1]
-DEFAULT_ARCHIVE = PROJECT.parent / "shared" / "earthverse-source" / "earthverse-source-v1.tar.xz"
 FULL_TARGET_S, REBUILD_TARGET_S = 180.0, 20.0
 
 
@@ -38,7 +37,7 @@ def _unpack_only(archive: Path) -> float:
 def main() -> None:
     options = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     options.add_argument("--runs", type=int, default=3)
-    options.add_argument("--archive", type=Path, default=DEFAULT_ARCHIVE)
+    options.add_argument("--archive", type=Path, default=default_archive())
     arguments = options.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         cache, out = Path(scratch) / "cache", Path(scratch) / "out"

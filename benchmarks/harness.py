@@ -39,6 +39,7 @@ from typing import Any
 import httpx
 import psutil
 
+from dataset.source import default_archive, open_source
 from evaluator.agents.base import AgentView, FinalAnswerAction, ToolCall
 from evaluator.agents.litellm_agent import LiteLLMAgent
 from evaluator.agents.registry import agent_from_option
@@ -56,7 +57,6 @@ from tests.openai_standin import OpenAIStandin, Reply, tool_call
 PROJECT = Path(__file__).resolve().parents[1]
 
 DEFAULT_RELEASE = PROJECT / ".cache" / "test-build"
-TRAJECTORIES = sorted(PROJECT.glob(".cache/source-*/earthverse-source/trajectories"))
 TASK_ID = "CSX-001_Q1"
 STEPS = 17
 TARGET_RATIO = 0.5
@@ -253,9 +253,8 @@ def overhead(release: Release, rounds: int) -> dict[str, Any]:
 
 def replay_source(release: Release, folder: Path) -> int:
     """One recorded run per task into `folder` (first system alphabetically); how many tasks have one."""
-    if not TRAJECTORIES:
-        raise SystemExit("no recorded trajectories under .cache/source-*/; run the tests once to unpack them")
-    systems = sorted(path for path in TRAJECTORIES[0].iterdir() if path.is_dir())
+    trajectories = open_source(default_archive()).trajectories_dir
+    systems = sorted(path for path in trajectories.iterdir() if path.is_dir())
     found = 0
     for task in release.tasks:
         source = next((system / f"{task.task_id}.json" for system in systems

@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from dataset.source import open_source
+from dataset.source import default_archive, open_source
 from evaluator.scoring.judge import NoJudge
 from evaluator.scoring.pipeline import Scorer
 from evaluator.traces.io import read_submission, write_submission
@@ -27,7 +27,6 @@ from evaluator.traces.schema import Submission, SubmissionMetadata, SystemIdenti
 from loaders.release import open_ground_truth, open_release
 
 PROJECT = Path(__file__).resolve().parents[1]
-ARCHIVE = PROJECT.parent / "shared" / "earthverse-source" / "earthverse-source-v1.tar.xz"
 TARGET_S = 2.0
 SYSTEM = SystemIdentity(system_id="bench", system_name="Benchmark", model="gpt-4o", harness="recorded")
 
@@ -68,7 +67,7 @@ def main() -> None:
     arguments = options.parse_args()
     release, hidden = open_release(arguments.release), open_ground_truth(arguments.release)
     submission = full_submission(
-        [task.task_id for task in release.tasks], open_source(ARCHIVE).root / "trajectories"
+        [task.task_id for task in release.tasks], open_source(default_archive()).trajectories_dir
     )
     with tempfile.TemporaryDirectory() as scratch:
         path = Path(scratch) / "submission.jsonl"

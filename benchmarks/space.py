@@ -26,8 +26,8 @@ sys.path.insert(0, str(PROJECT))  # space/, tests/ and benchmarks/ are not insta
 
 from gradio_client import Client, handle_file  # noqa: E402
 
-from benchmarks.scoring import ARCHIVE, full_submission  # noqa: E402
-from dataset.source import open_source  # noqa: E402
+from benchmarks.scoring import full_submission  # noqa: E402
+from dataset.source import default_archive, open_source  # noqa: E402
 from evaluator.traces.io import write_submission  # noqa: E402
 from evaluator.traces.schema import Submission  # noqa: E402
 from space.records import SubmissionRecord  # noqa: E402
@@ -100,7 +100,7 @@ def main() -> None:
         probe = build_services(local_settings(arguments.release, scratch / "probe"))
         tasks = [task.task_id for task in probe.release.tasks]
         probe.close()
-        submission = full_submission(tasks, open_source(ARCHIVE).root / "trajectories")
+        submission = full_submission(tasks, open_source(default_archive()).trajectories_dir)
 
         settings = local_settings(arguments.release, scratch / "store200")
         fill_store(settings, submission)

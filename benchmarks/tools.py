@@ -28,11 +28,11 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from dataset.source import default_archive, open_source
 from evaluator.tools.python_exec import PythonExec
 from evaluator.tools.registry import ToolRegistry, default_registry
 from evaluator.tools.replay import harness_artefact
 from evaluator.traces.recorded import read_recorded_trace
-from loaders.cache import default_cache_dir
 from loaders.package import EventPackage, PackagePathError
 from loaders.release import Release, open_release
 
@@ -321,7 +321,7 @@ def main() -> None:
     parser.add_argument("--no-inspect", action="store_true", help="measure our tools only")
     args = parser.parse_args()
     release = open_release(args.release)
-    trajectories = args.trajectories or _unpacked_trajectories()
+    trajectories = args.trajectories or open_source(default_archive()).trajectories_dir
     calls = recorded_calls(trajectories, release, args.events)
     registry = default_registry()
     ours_round(release, calls, registry, args.python_calls)  # warm the file-system cache for both sides
@@ -363,15 +363,6 @@ def main() -> None:
         f"targets: p50 <= {TARGET_P50_S * 1e3:.0f} ms, p95 <= {TARGET_P95_S * 1e3:.0f} ms; "
         "python_exec p50 <= 50 ms; ratio = ours / inspect"
     )
-
-
-def _unpacked_trajectories() -> Path:
-    found = sorted(default_cache_dir().glob("source-*/earthverse-source/trajectories"))
-    if not found:
-        raise SystemExit(
-            "no unpacked source release in the cache: run the tests once, or pass --trajectories"
-        )
-    return found[0]
 
 
 if __name__ == "__main__":

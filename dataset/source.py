@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import tarfile
 import tempfile
@@ -18,6 +19,9 @@ from loaders.models import Event, FileEntry, GroundTruth, HiddenTask, Task
 
 SOURCE_DIRNAME = "earthverse-source"
 COMPLETE_MARKER = ".complete"
+ARCHIVE_ENV = "EARTHVERSE_SOURCE_ARCHIVE"
+DEVELOPMENT_ARCHIVE = Path("shared") / SOURCE_DIRNAME / "earthverse-source-v1.tar.xz"
+"""Where the development layout keeps the archive, relative to the folder above the project."""
 
 
 class SourceError(ValueError):
@@ -68,6 +72,11 @@ class SourceRelease:
     def tasks_dir(self) -> Path:
         return self.root / "tasks"
 
+    @property
+    def trajectories_dir(self) -> Path:
+        """The recorded runs: `<system_id>/<task_id>.json`."""
+        return self.root / "trajectories"
+
     def package_dir(self, event_id: str) -> Path:
         return self.root / "packages" / event_id
 
@@ -91,6 +100,15 @@ def _read_record(path: Path) -> SourceTaskRecord:
     if path.stem != record.task_id:
         raise SourceError(f"{path}: file name does not match its task_id {record.task_id!r}")
     return record
+
+
+def default_archive() -> Path:
+    """The source archive tests and benchmarks use: $EARTHVERSE_SOURCE_ARCHIVE, else the development
+    layout's `../shared/earthverse-source/earthverse-source-v1.tar.xz` beside the project."""
+    configured = os.environ.get(ARCHIVE_ENV)
+    if configured:
+        return Path(configured)
+    return Path(__file__).resolve().parents[2] / DEVELOPMENT_ARCHIVE
 
 
 def open_source(source: Path, cache_dir: Path | None = None) -> SourceRelease:

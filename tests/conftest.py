@@ -9,16 +9,11 @@ from pathlib import Path
 import pytest
 
 from dataset.build import build_release
-from dataset.source import SourceRelease, open_source
+from dataset.source import SourceRelease, default_archive, open_source
 from loaders.cache import default_cache_dir
 
 PROJECT = Path(__file__).resolve().parents[1]
-SOURCE_ARCHIVE = Path(
-    os.environ.get(
-        "EARTHVERSE_SOURCE_ARCHIVE",
-        PROJECT.parent / "shared" / "earthverse-source" / "earthverse-source-v1.tar.xz",
-    )
-)
+SOURCE_ARCHIVE = default_archive()
 
 
 def _require_archive() -> Path:

@@ -40,7 +40,7 @@ class NoStep:
 
 @pytest.fixture(scope="module")
 def recorded(source_release: Any) -> Trace:
-    return read_recorded_trace(source_release.root / "trajectories" / "gpt-4o" / f"{TASK_ID}.json")
+    return read_recorded_trace(source_release.trajectories_dir / "gpt-4o" / f"{TASK_ID}.json")
 
 
 def test_the_kinds_are_registered() -> None:
@@ -81,7 +81,7 @@ def test_options_that_name_nothing_runnable_are_refused(option: str, problem: st
 def test_replay_reads_recorded_runs_trace_folders_and_submissions(
     recorded: Trace, source_release: Any, tmp_path: Path
 ) -> None:
-    recorded_dir = source_release.root / "trajectories" / "gpt-4o"
+    recorded_dir = source_release.trajectories_dir / "gpt-4o"
     traces = tmp_path / "traces"
     write_trace(traces / f"{TASK_ID}.json", recorded)
     metadata = SubmissionMetadata(

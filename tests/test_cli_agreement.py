@@ -9,7 +9,7 @@ from evaluator.cli import main
 
 def test_agreement_over_all_recorded_runs_writes_the_figures(built_release, source_release, tmp_path, capsys):
     out = tmp_path / "agreement.json"
-    trajectories = source_release.root / "trajectories"
+    trajectories = source_release.trajectories_dir
     code = main(
         ["agreement", "--release", str(built_release), "--trajectories", str(trajectories), "--out", str(out)]
     )

@@ -35,7 +35,7 @@ def _mini_source(source_release, target: Path, runs: tuple[str, ...]) -> Path:
     for run in runs:
         destination = target / "trajectories" / f"{run}.json"
         destination.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(source_release.root / "trajectories" / f"{run}.json", destination)
+        shutil.copy(source_release.trajectories_dir / f"{run}.json", destination)
     return target
 
 
@@ -54,7 +54,7 @@ def test_import_writes_one_submission_per_system_with_every_run(imported, source
     for path in submissions:
         submission = read_submission(path)
         system_id = path.parent.name
-        recorded = sorted(p.stem for p in (source_release.root / "trajectories" / system_id).glob("*.json"))
+        recorded = sorted(p.stem for p in (source_release.trajectories_dir / system_id).glob("*.json"))
         assert [trace.task_id for trace in submission.traces] == recorded
         metadata = submission.metadata
         assert (metadata.system_id, metadata.system_name) == (system_id, paper[system_id]["name"])
@@ -131,5 +131,5 @@ def test_unlisted_system_and_foreign_out_folder_are_refused(source_release, tmp_
 def test_imported_traces_give_back_the_recorded_runs(imported, source_release):
     out, _ = imported
     for trace in read_submission(out / "gpt-5-5" / "submission.jsonl").traces:
-        path = source_release.root / "trajectories" / "gpt-5-5" / f"{trace.task_id}.json"
+        path = source_release.trajectories_dir / "gpt-5-5" / f"{trace.task_id}.json"
         assert trace_to_recorded(trace) == json.loads(path.read_text(encoding="utf-8"))

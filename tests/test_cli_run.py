@@ -46,7 +46,7 @@ class SlowAgent:
 
 @pytest.fixture(scope="module")
 def trajectories(source_release: Any) -> Path:
-    return source_release.root / "trajectories" / SYSTEM
+    return source_release.trajectories_dir / SYSTEM
 
 
 def run_cli(*arguments: str) -> int:

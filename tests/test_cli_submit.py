@@ -61,7 +61,7 @@ def space(monkeypatch: pytest.MonkeyPatch) -> Iterator[Space]:
 
 @pytest.fixture
 def run_folder(source_release: Any, tmp_path: Path) -> Path:
-    trace = read_recorded_trace(source_release.root / "trajectories" / "gpt-4o" / "CSX-321_Q1.json")
+    trace = read_recorded_trace(source_release.trajectories_dir / "gpt-4o" / "CSX-321_Q1.json")
     metadata = SubmissionMetadata(
         system_name="GPT-4o", system_id="gpt-4o", model="gpt-4o", harness="paper", organisation="test",
         contact="test", dataset_version="test",

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from dataset.source import COMPLETE_MARKER, SourceError, open_source
+from dataset.source import ARCHIVE_ENV, COMPLETE_MARKER, SourceError, default_archive, open_source
 from loaders.cache import file_sha256
 from tests.mini_release import make_mini_source
 
@@ -65,3 +65,16 @@ def test_folder_source_is_accepted_as_is(source_release, tmp_path):
     shutil.rmtree(mini / "packages")
     with pytest.raises(SourceError, match="no packages/ folder"):
         open_source(Path(mini))
+
+
+def test_the_default_archive_is_the_shared_one_beside_the_project_unless_configured(monkeypatch, tmp_path):
+    monkeypatch.delenv(ARCHIVE_ENV, raising=False)
+    beside = Path(__file__).resolve().parents[2]
+    assert default_archive() == beside / "shared" / "earthverse-source" / "earthverse-source-v1.tar.xz"
+    monkeypatch.setenv(ARCHIVE_ENV, str(tmp_path / "other.tar.xz"))
+    assert default_archive() == tmp_path / "other.tar.xz"
+
+
+def test_the_recorded_runs_are_found_in_the_release(source_release):
+    runs = sorted(source_release.trajectories_dir.glob("*/CSX-*.json"))
+    assert len(runs) == 1591 and len({path.parent.name for path in runs}) == 25

@@ -41,7 +41,7 @@ def release(built_release: Path) -> Release:
 @pytest.fixture(scope="module")
 def recorded(source_release: Any) -> Trace:
     system, task_id = RECORDED
-    return read_recorded_trace(source_release.root / "trajectories" / system / f"{task_id}.json")
+    return read_recorded_trace(source_release.trajectories_dir / system / f"{task_id}.json")
 
 
 def run(release: Release, agent: Any, controller: Controller | None = None, task_id: str = TASK_ID) -> Trace:
@@ -245,7 +245,7 @@ def test_budgets_must_leave_room_for_finalization() -> None:
 
 
 def test_a_replayed_python_step_runs_the_recorded_program(release: Release, source_release: Any) -> None:
-    recorded = read_recorded_trace(source_release.root / "trajectories" / "gpt-4o" / "CSX-001_Q1.json")
+    recorded = read_recorded_trace(source_release.trajectories_dir / "gpt-4o" / "CSX-001_Q1.json")
     python = next(step for step in recorded.steps if step.action == "python_exec")
 
     trace = run(release, ReplayAgent(recorded), task_id="CSX-001_Q1")

@@ -74,7 +74,7 @@ class Rig:
 def setting(built_release: Path, source_release: Any) -> tuple[Release, Scorer, dict[str, Trace]]:
     release = open_release(built_release)
     scorer = Scorer(release, open_ground_truth(built_release))
-    runs = source_release.root / "trajectories"
+    runs = source_release.trajectories_dir
     recorded = {task: read_recorded_trace(runs / system / f"{task}.json") for system, task in RUNS}
     return release, scorer, recorded
 

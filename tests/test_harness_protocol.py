@@ -26,7 +26,7 @@ from evaluator.traces.schema import Trace
 
 @pytest.fixture(scope="module")
 def recorded(source_release: Any) -> Trace:
-    return read_recorded_trace(source_release.root / "trajectories" / "gpt-4o" / "CSX-321_Q1.json")
+    return read_recorded_trace(source_release.trajectories_dir / "gpt-4o" / "CSX-321_Q1.json")
 
 
 def test_a_tool_call_action_is_read_bare_fenced_or_in_prose() -> None:

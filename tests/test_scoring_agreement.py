@@ -88,7 +88,7 @@ def test_runs_without_a_scorable_unit_are_counted_not_compared() -> None:
 
 @pytest.fixture(scope="module")
 def paper_agreement(source_release):
-    runs = read_recorded_runs(source_release.root / "trajectories")
+    runs = read_recorded_runs(source_release.trajectories_dir)
     return agreement(source_release.records, runs)
 
 

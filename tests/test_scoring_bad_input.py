@@ -22,7 +22,7 @@ def scorer(built_release):
 
 @pytest.fixture(scope="module")
 def trace(source_release):
-    return read_recorded_trace(source_release.root / "trajectories" / "gpt-4o" / f"{TASK}.json")
+    return read_recorded_trace(source_release.trajectories_dir / "gpt-4o" / f"{TASK}.json")
 
 
 def _metadata(trace):

@@ -14,7 +14,7 @@ def hidden(built_release):
 
 
 def _run(source_release, system, task_id):
-    return read_recorded_trace(source_release.root / "trajectories" / system / f"{task_id}.json")
+    return read_recorded_trace(source_release.trajectories_dir / system / f"{task_id}.json")
 
 
 def _package(built_release, event_id):

@@ -63,7 +63,7 @@ class Case:
 
 @pytest.fixture(scope="module")
 def case(built_release: Path, source_release: Any) -> Case:
-    runs = source_release.root / "trajectories"
+    runs = source_release.trajectories_dir
     return Case(
         task=open_release(built_release).task(TASK_ID),
         hidden=open_ground_truth(built_release)[TASK_ID],

@@ -23,7 +23,7 @@ EVIDENCE_KEYS_REORDERED = {"gemini-3-1-flash-lite/CSX-049_Q1"}
 
 
 def _run_path(source_release, run: str) -> Path:
-    return source_release.root / "trajectories" / f"{run}.json"
+    return source_release.trajectories_dir / f"{run}.json"
 
 
 def _source_json(path: Path) -> dict:
@@ -48,7 +48,7 @@ def _metadata(system_id: str) -> SubmissionMetadata:
 
 
 def test_every_recorded_run_round_trips_through_disk_without_loss(source_release, tmp_path):
-    paths = sorted((source_release.root / "trajectories").glob("*/*.json"))
+    paths = sorted((source_release.trajectories_dir).glob("*/*.json"))
     assert len(paths) == RECORDED_RUNS
     by_system: dict[str, list[Trace]] = defaultdict(list)
     for path in paths:

@@ -79,7 +79,7 @@ def test_trace_file_round_trip_is_exact_and_atomic(tmp_path):
 
 
 def test_a_real_recorded_trace_survives_write_and_read(source_release, tmp_path):
-    trace = read_recorded_trace(source_release.root / "trajectories" / "gpt-5-5" / "CSX-321_Q2.json")
+    trace = read_recorded_trace(source_release.trajectories_dir / "gpt-5-5" / "CSX-321_Q2.json")
     write_trace(tmp_path / "trace.json", trace)
     assert read_trace(tmp_path / "trace.json") == trace
 

@@ -128,7 +128,7 @@ def _write_import(
 
 
 def _system_folders(release: SourceRelease) -> list[Path]:
-    trajectories = release.root / "trajectories"
+    trajectories = release.trajectories_dir
     if not trajectories.is_dir():
         raise CommandError(f"{trajectories}: missing; the recorded runs live there")
     folders = sorted(path for path in trajectories.iterdir() if path.is_dir())
