@@ -21,6 +21,8 @@ from evaluator.harness.provider import Provider, ProviderSettings
 from evaluator.provider_errors import Backoff
 from evaluator.scoring.pipeline import Scorer
 from evaluator.scoring.scores_io import read_scores
+from evaluator.tools.final_answer import FinalAnswerArguments, final_answer_spec
+from evaluator.tools.registry import default_registry
 from evaluator.traces.io import read_submission
 from evaluator.traces.recorded import read_recorded_trace
 from evaluator.traces.schema import SystemIdentity, Trace
@@ -283,6 +285,12 @@ def test_request_bodies_carry_the_tools_and_the_task(rig: Rig) -> None:
     assert names[-1] == "final_answer" and "python_exec" in names
     assert task_id in first["messages"][1]["content"]
     assert json.loads(json.dumps(first))["temperature"] == 0.0
+    # the argument schemas are built once and shared by every request: nothing on the way may change them
+    for tool in default_registry():
+        fresh = tool.Arguments.model_json_schema()
+        assert first["tools"][names.index(tool.name)]["function"]["parameters"] == fresh
+        assert tool.parameters() == fresh
+    assert final_answer_spec()["function"]["parameters"] == FinalAnswerArguments.model_json_schema()
 
 
 def test_the_review_phase_answers_the_accepted_call_and_asks_again(rig: Rig) -> None:
