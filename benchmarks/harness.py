@@ -151,12 +151,13 @@ def inspect_http_episode(release: Release, actions: list[tuple[str, dict[str, An
     model's own time (see `model_time`)."""
     from inspect_ai.model import get_model
 
-    scripted = [Reply(tool_calls=[tool_call(name, args, f"c{n}")]) for n, (name, args) in enumerate(actions)]
-    with OpenAIStandin([*scripted, Reply(content=json.dumps(FINAL))]) as api:
+    # Inspect's generate() ends on a plain answer, not on a final_answer tool call as ours does
+    playlist = [*replies(actions)[:-1], Reply(content=json.dumps(FINAL))]
+    with OpenAIStandin(playlist) as api:
         model = get_model("openai/bench", base_url=api.url, api_key="bench", responses_api=False)
         elapsed = run_inspect(release, model, len(actions), log_dir)
         bodies = [request.body for request in api.chat_requests]
-    return elapsed - model_time([*scripted, Reply(content=json.dumps(FINAL))], bodies)
+    return elapsed - model_time(playlist, bodies)
 
 
 def run_inspect(release: Release, model: Any, tool_calls: int, log_dir: str) -> float:
