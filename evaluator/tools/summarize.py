@@ -22,6 +22,7 @@ from evaluator.tools.base import (
     resolve_file,
 )
 from loaders.package import EventPackage
+from loaders.tolerances import is_number
 
 DEFAULT_MAX_DEPTH = 3
 PREVIEW_CHARS = 2000
@@ -105,16 +106,12 @@ def _collect_numeric_lists(value: Any, where: str, found: dict[str, dict[str, fl
         return
     if not isinstance(value, list):
         return
-    numbers = [float(item) for item in value if _is_number(item)]
+    numbers = [float(item) for item in value if is_number(item)]
     if numbers and len(numbers) == len(value):
         found[where] = _statistics(numbers)
         return
     for index, item in enumerate(value):
         _collect_numeric_lists(item, f"{where}[{index}]", found)
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _statistics(numbers: list[float]) -> dict[str, float]:
