@@ -14,13 +14,15 @@ from typing import Any
 import pytest
 
 from evaluator.agents.base import AgentView, FinalAnswerAction, ToolCall
+from evaluator.agents.registry import agent_from_option
 from evaluator.cli import main
-from evaluator.harness.runner import select_tasks
+from evaluator.harness.runner import Runner, RunOptions, select_tasks
 from evaluator.scoring.pipeline import Scorer
 from evaluator.scoring.scores_io import read_scores
 from evaluator.traces.io import read_submission, read_trace, write_trace
 from evaluator.traces.recorded import read_recorded_trace
 from evaluator.traces.schema import FinalAnswer
+from loaders.package import EventPackage
 from loaders.release import open_ground_truth, open_release
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -153,6 +155,35 @@ def test_resume_reruns_infrastructure_failures_and_keeps_solver_failures(
 
     assert read_trace(infra).run_status == "ok"
     assert read_trace(solver).run_status == "solver_failure"
+
+
+def test_a_task_whose_package_cannot_be_read_is_an_infrastructure_failure_and_the_run_goes_on(
+    built_release: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    release = open_release(built_release)
+    broken_event = release.task(TASKS[1]).event_id
+    read_package = release.package
+
+    def package(event_id: str) -> EventPackage:
+        if event_id == broken_event:
+            raise OSError(f"{event_id}: package folder unreadable")
+        return read_package(event_id)
+
+    monkeypatch.setattr(release, "package", package)
+    options = RunOptions(out=tmp_path / "run", progress=False)
+    runner = Runner(release, agent_from_option("scripted"), "scripted", options)
+
+    summary = runner.run([release.task(task_id) for task_id in TASKS])
+
+    traces = {trace.task_id: trace for trace in read_submission(summary.submission).traces}
+    broken = traces[TASKS[1]]
+    assert broken.run_status == "infrastructure_failure"
+    assert broken.termination_reason == (
+        f"infrastructure_failure: OSError: {broken_event}: package folder unreadable"
+    )
+    assert broken.totals.rounds == 0 and broken.totals.cost_usd is None and not broken.steps
+    assert {traces[task].run_status for task in (TASKS[0], TASKS[2])} == {"ok"}
+    assert summary.statuses == {"ok": 2, "infrastructure_failure": 1}
 
 
 def test_a_finished_run_folder_is_not_overwritten_without_resume(

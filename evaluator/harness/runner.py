@@ -254,15 +254,7 @@ class Runner:
             final_answer=FinalAnswer(raw_text="", status="missing"),
             termination_reason=f"infrastructure_failure: {reason}",
             run_status="infrastructure_failure",
-            totals=Totals(
-                rounds=0,
-                tool_calls=0,
-                file_reads=0,
-                unique_files=0,
-                python_calls=0,
-                tool_errors=0,
-                latency_s=0,
-            ),
+            totals=Totals.empty(),
         )
 
     def _metadata(self) -> SubmissionMetadata:

@@ -248,6 +248,13 @@ class Totals(_Strict):
         "as the submitter stated it; `unpriced`: no cost (cost_usd is None).",
     )
 
+    @classmethod
+    def empty(cls) -> Totals:
+        """The totals of a run that never reached the model: every count zero, nothing priced."""
+        return cls(
+            rounds=0, tool_calls=0, file_reads=0, unique_files=0, python_calls=0, tool_errors=0, latency_s=0
+        )
+
     @model_validator(mode="after")
     def _priced(self) -> Totals:
         if (self.cost_usd is None) != (self.cost_source == "unpriced"):
