@@ -65,16 +65,19 @@ def files_csv(manifest: list[FileEntry]) -> str:
     writer.writeheader()
     for entry in manifest:
         row = entry.model_dump()
-        writer.writerow({column: row.get(CSV_COLUMN_TO_FIELD.get(column, column), "") for column in
-                         FILES_CSV_COLUMNS})
+        writer.writerow(
+            {column: row.get(CSV_COLUMN_TO_FIELD.get(column, column), "") for column in FILES_CSV_COLUMNS}
+        )
     return buffer.getvalue()
 
 
 def parse_files_csv(text: str) -> list[FileEntry]:
     """Parse `metadata/files.csv` text back into FileEntry records (unknown columns kept as extras)."""
     rows = csv.DictReader(io.StringIO(text))
-    return [FileEntry.model_validate({CSV_COLUMN_TO_FIELD.get(key, key): value for key, value in row.items()})
-            for row in rows]
+    return [
+        FileEntry.model_validate({CSV_COLUMN_TO_FIELD.get(key, key): value for key, value in row.items()})
+        for row in rows
+    ]
 
 
 def sources_csv(manifest: list[FileEntry]) -> str:

@@ -41,9 +41,7 @@ def test_every_task_not_regenerated_names_a_precise_cause(built_release):
 def test_canonical_layout_holds_every_file(built_release):
     task = built_release / "tasks" / "CSX-001" / "CSX-001_Q1"
     names = sorted(path.name for path in task.iterdir())
-    assert names == sorted(
-        ["question_en.md", "task.json", *layout.HIDDEN_TASK_FILES]
-    )
+    assert names == sorted(["question_en.md", "task.json", *layout.HIDDEN_TASK_FILES])
     assert "solution" not in json.loads((task / "task.json").read_text())
     metadata = built_release / "packages" / "CSX-001" / "metadata"
     header = (metadata / "files.csv").read_text().splitlines()[0].split(",")
@@ -105,6 +103,7 @@ def test_a_failed_rebuild_keeps_the_previous_build(source_release, tmp_path, mon
     mini = make_mini_source(source_release, tmp_path / "src")
     out = build_release(mini, tmp_path / "out", timeout_s=30).out
     stamp = (out / STAMP_NAME).read_text()
+
     def broken_hub(out, **options):
         raise RuntimeError("boom")
 

@@ -115,7 +115,11 @@ def test_a_release_opens_from_the_repo_with_packages_on_demand(
     assert set(hub.downloads()) == {
         f"earthverse/core/{name}"
         for name in (
-            "checksums.sha256", "README.md", "tasks.parquet", "events.parquet", "paper_leaderboard.json"
+            "checksums.sha256",
+            "README.md",
+            "tasks.parquet",
+            "events.parquet",
+            "paper_leaderboard.json",
         )
     }
     assert remote.paper_leaderboard is not None and remote.paper_leaderboard == local.paper_leaderboard

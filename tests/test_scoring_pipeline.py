@@ -84,7 +84,10 @@ def _verdict(rubric: Rubric, answer_score: float, zero_first: bool = False) -> d
     if zero_first:
         criteria[0]["points"] = 0
     return {
-        "answer_score": answer_score, "answer_rationale": "ok", "criteria": criteria, "critical_errors": []
+        "answer_score": answer_score,
+        "answer_rationale": "ok",
+        "criteria": criteria,
+        "critical_errors": [],
     }
 
 

@@ -14,4 +14,3 @@ def submitted_answer(final: FinalAnswer) -> Any:
     if final.parsed is not None and final.raw_text_origin == "canonical_json":
         return final.parsed
     return final.raw_text if final.raw_text else final.parsed
-
