@@ -33,7 +33,6 @@ from loaders import layout
 from loaders.download import (
     CARD_FILE,
     CHECKSUMS_FILE,
-    EVENT_ID,
     EVENTS_FILE,
     GROUND_TRUTH_FILE,
     PACKAGES_DIR,
@@ -41,7 +40,7 @@ from loaders.download import (
     check_entry_name,
 )
 from loaders.json_leaves import leaves
-from loaders.models import HIDDEN_TASK_FIELDS
+from loaders.models import EVENT_ID, HIDDEN_TASK_FIELDS
 from loaders.package import EventPackage
 from loaders.paper_results import PAPER_LEADERBOARD_FILE
 from loaders.release import (

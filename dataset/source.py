@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import hashlib
+import lzma
 import os
 import shutil
 import tarfile
 import tempfile
+import zlib
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import ValidationError, model_validator
 
 from loaders.cache import default_cache_dir, file_sha256
 from loaders.models import Event, FileEntry, GroundTruth, HiddenTask, Task
@@ -39,6 +41,14 @@ class SourceTaskRecord(Task):
     compute_gt_py: str
     event: dict[str, Any]
     event_files: list[dict[str, Any]]
+
+    @model_validator(mode="after")
+    def _parts_fit_the_data_model(self) -> SourceTaskRecord:
+        """Checked on reading, not on writing: a release that builds must also load and score."""
+        self.hidden()
+        self.event_record()
+        self.manifest()
+        return self
 
     def public_task(self) -> Task:
         return Task.model_validate(self.model_dump(include=set(Task.model_fields)))
@@ -156,12 +166,23 @@ def _unpack(archive: Path, target: Path) -> None:
     try:
         with tarfile.open(archive, "r:*") as tar:
             tar.extractall(staging, filter="data")
+            _read_to_the_end(tar)
         (staging / COMPLETE_MARKER).write_text("unpacked\n")
         shutil.rmtree(target, ignore_errors=True)
         staging.rename(target)
-    except (tarfile.TarError, EOFError, OSError, ValueError) as error:
+    except (tarfile.TarError, EOFError, OSError, ValueError, lzma.LZMAError, zlib.error) as error:
         raise SourceError(
             f"{archive}: cannot unpack the source archive ({type(error).__name__}: {error})"
         ) from error
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def _read_to_the_end(tar: tarfile.TarFile) -> None:
+    """Read the compressed stream past the tar's end marker: its checksum sits at the very end, which
+    extraction never reaches, so a corrupt archive would otherwise unpack silently into wrong bytes."""
+    stream = tar.fileobj
+    if stream is None:
+        return
+    while stream.read(1 << 20):
+        pass

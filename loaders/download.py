@@ -21,7 +21,9 @@ from pathlib import Path, PurePosixPath
 from huggingface_hub import HfApi, hf_hub_download
 from huggingface_hub.errors import EntryNotFoundError, RepositoryNotFoundError, RevisionNotFoundError
 
+from loaders.atomic import ForeignFolderError, replace_folder
 from loaders.cache import default_cache_dir, file_sha256
+from loaders.models import EVENT_ID
 from loaders.package import PACKAGE_AREAS
 
 DEFAULT_REPO_ID = "earthverse/core"
@@ -33,7 +35,8 @@ PACKAGES_DIR = "packages"
 GROUND_TRUTH_FILE = "ground_truth.parquet"
 """The file names of the public and private Hub folders, shared by their writer and their readers."""
 
-EVENT_ID = re.compile(r"CSX-\d{3}")
+EXTRACTING = "extracting"
+"""A package marker's text while an extraction is under way: the folder is ours, but not complete."""
 _CHECKSUM_LINE = re.compile(r"([0-9a-f]{64}) [ *](.+)")
 
 
@@ -153,7 +156,8 @@ def extract_package(archive: Path, target: Path, sha256: str) -> Path:
     Reuses `target` when it was completed from the same archive. Otherwise verifies the archive,
     extracts it into a staging sibling (rejecting `..`, absolute paths, links and entries outside
     data/ and metadata/) and renames it into place; a completion marker beside `target` is written
-    last. On any error nothing is left at `target` that looks complete.
+    last. On any error nothing is left at `target` that looks complete. A `target` that holds anything
+    but an earlier extraction is never replaced (ForeignFolderError).
     """
     if is_complete(target, sha256):
         return target
@@ -162,12 +166,13 @@ def extract_package(archive: Path, target: Path, sha256: str) -> Path:
         raise ChecksumError(
             f"{archive.name}: sha256 {actual[:16]}… does not match {CHECKSUMS_FILE} ({sha256[:16]}…)"
         )
+    _refuse_foreign(target)
     target.parent.mkdir(parents=True, exist_ok=True)
-    _marker(target).unlink(missing_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.extracting-", dir=target.parent))
     try:
         _extract_all(archive, staging)
-        _swap_into_place(staging, target)
+        _write_marker(target, EXTRACTING)
+        replace_folder(staging, target)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     _write_marker(target, sha256)
@@ -176,7 +181,7 @@ def extract_package(archive: Path, target: Path, sha256: str) -> Path:
 
 def is_complete(target: Path, sha256: str) -> bool:
     marker = _marker(target)
-    return target.is_dir() and marker.is_file() and marker.read_text(encoding="ascii").strip() == sha256
+    return target.is_dir() and marker.is_file() and marker.read_bytes().strip() == sha256.encode()
 
 
 def _marker(target: Path) -> Path:
@@ -184,17 +189,21 @@ def _marker(target: Path) -> Path:
     return target.parent / f".{target.name}.complete"
 
 
+def _refuse_foreign(target: Path) -> None:
+    """Only an earlier extraction (its marker beside it) or an empty folder may be replaced."""
+    if not target.exists() or _marker(target).is_file():
+        return
+    if not target.is_dir() or any(target.iterdir()):
+        raise ForeignFolderError(
+            f"{target}: exists and is not a package extracted by earthverse; choose another local_dir"
+        )
+
+
 def _write_marker(target: Path, sha256: str) -> None:
     marker = _marker(target)
     scratch = marker.with_name(marker.name + ".tmp")
     scratch.write_text(sha256 + "\n", encoding="ascii")
     scratch.replace(marker)
-
-
-def _swap_into_place(staging: Path, target: Path) -> None:
-    if target.exists():
-        shutil.rmtree(target)
-    staging.rename(target)
 
 
 def _extract_all(archive: Path, destination: Path) -> None:
@@ -293,7 +302,8 @@ def download_event_package(
     The archive is checked against the release's `checksums.sha256` from the same commit, extracted
     safely and atomically into `local_dir/<event_id>` (default: the package cache) and reused on
     later calls. Raises ValueError for a malformed id, UnknownEventError for an event the release
-    does not have, ChecksumError for an archive that does not match, LookupError for a missing repo.
+    does not have, ChecksumError for an archive that does not match, LookupError for a missing repo,
+    ForeignFolderError when `local_dir/<event_id>` holds files that are not an extracted package.
     """
     validate_event_id(event_id)
     repo = resolve_repo(repo_id, revision, endpoint, token)

@@ -6,9 +6,10 @@ Public records (`Task`, `Event`, `FileEntry`) may reach an agent and the Hub; `G
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 CAPABILITY_TAGS = (
     "physical_mechanism",
@@ -29,6 +30,14 @@ HIDDEN_TASK_FIELDS = (
 )
 """Fields of a source task record that are private: the first three by the release's own rule; the
 two rationales because they are reviewer notes that describe the intended solution path."""
+
+EVENT_ID = re.compile(r"CSX-[0-9]{3}")
+"""An event (package) id: `CSX-` and three ASCII digits."""
+TASK_ID = re.compile(rf"{EVENT_ID.pattern}_Q[0-9]+")
+"""A task id: its event's id, `_Q` and the question's number."""
+EVENT_ID_FIELD = f"^{EVENT_ID.pattern}$"
+TASK_ID_FIELD = f"^{TASK_ID.pattern}$"
+"""The id patterns anchored, as pydantic fields take them."""
 
 REPOSITORY_PACKAGE_PREFIX = "event_packages/standard_event_packages/packages/"
 """How the original harness named package files; recorded runs and GT programs use this form."""
@@ -60,7 +69,7 @@ class Event(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    package_id: str
+    package_id: str = Field(pattern=EVENT_ID_FIELD)
     event_name: str
     hazard_family: str
     hazard_label: str = ""
@@ -80,8 +89,8 @@ class Task(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    task_id: str
-    event_id: str
+    task_id: str = Field(pattern=TASK_ID_FIELD, description="e.g. `CSX-321_Q2`.")
+    event_id: str = Field(pattern=EVENT_ID_FIELD, description="e.g. `CSX-321`.")
     title: str
     event_name: str
     hazard_family: str
@@ -96,6 +105,11 @@ class Task(BaseModel):
     file_count: int
     category_counts: dict[str, int]
     question: str = Field(description="The public prompt, markdown.")
+
+    @model_validator(mode="after")
+    def _of_its_event(self) -> Task:
+        _require_task_of_event(self.task_id, self.event_id)
+        return self
 
     @property
     def difficulty_level(self) -> str:
@@ -157,10 +171,21 @@ class GroundTruth(BaseModel):
 class HiddenTask(BaseModel):
     """Everything private about a task: one row of the private `ground_truth.parquet`."""
 
-    task_id: str
-    event_id: str
+    task_id: str = Field(pattern=TASK_ID_FIELD)
+    event_id: str = Field(pattern=EVENT_ID_FIELD)
     ground_truth: GroundTruth
     solution: str
     compute_gt_py: str
     difficulty_rationale: str = ""
     dimension_rationale: str = ""
+
+    @model_validator(mode="after")
+    def _of_its_event(self) -> HiddenTask:
+        _require_task_of_event(self.task_id, self.event_id)
+        return self
+
+
+def _require_task_of_event(task_id: str, event_id: str) -> None:
+    """A task's files live under its event's folder: its id must start with that event's."""
+    if not task_id.startswith(f"{event_id}_"):
+        raise ValueError(f"task {task_id!r} does not belong to event {event_id!r}")

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -40,6 +41,21 @@ def test_truncated_archive_is_a_clear_error_and_leaves_no_cache(source_archive, 
     assert [path.name for path in cache.iterdir()] == []
 
 
+def test_corrupt_archive_is_a_clear_error_and_leaves_no_cache(source_release, tmp_path):
+    mini = make_mini_source(source_release, tmp_path / "earthverse-source")
+    archive = tmp_path / "corrupt.tar.xz"
+    with tarfile.open(archive, "w:xz") as tar:
+        tar.add(mini, arcname=mini.name)
+    corrupt = bytearray(archive.read_bytes())
+    middle = len(corrupt) // 2
+    corrupt[middle : middle + 64] = bytes(64)
+    archive.write_bytes(bytes(corrupt))
+    cache = tmp_path / "cache"
+    with pytest.raises(SourceError, match=r"corrupt\.tar\.xz: cannot unpack the source archive \(LZMAError"):
+        open_source(archive, cache)
+    assert [path.name for path in cache.iterdir()] == []
+
+
 def test_missing_source_and_non_release_folder_are_named(tmp_path):
     with pytest.raises(SourceError, match="no such archive or folder"):
         open_source(tmp_path / "nowhere.tar.xz")
@@ -55,6 +71,34 @@ def test_malformed_record_names_its_file(source_release, tmp_path):
     record_path.write_text(json.dumps(record))
     with pytest.raises(SourceError, match=r"CSX-001_Q1\.json: not a valid task record"):
         _ = open_source(mini).records
+
+
+@pytest.mark.parametrize(
+    ("field", "edit", "complaint"),
+    [
+        ("event_id", lambda record: record.update(event_id="../../escaped"), "event_id"),
+        ("task_id", lambda record: record.update(task_id="CSX-002_Q1"), "does not belong to event 'CSX-001'"),
+        (
+            "ground_truth",
+            lambda record: record["ground_truth"].update(numeric_tolerances="5%"),
+            "numeric_tol",
+        ),
+        ("ground_truth", lambda record: record["ground_truth"].pop("primary_gt"), "primary_gt"),
+        ("event_files", lambda record: record["event_files"][0].pop("relative_path"), "relative_path"),
+        ("event", lambda record: record["event"].update(package_id="CSX-1"), "package_id"),
+    ],
+)
+def test_a_record_part_that_does_not_fit_the_data_model_is_refused_on_reading(
+    source_release, tmp_path, field, edit, complaint
+):
+    mini = make_mini_source(source_release, tmp_path / "mini")
+    record_path = mini / "tasks" / "CSX-001_Q2.json"
+    record = json.loads(record_path.read_text())
+    edit(record)
+    record_path.write_text(json.dumps(record))
+    with pytest.raises(SourceError, match=r"CSX-001_Q2\.json: not a valid task record") as refused:
+        _ = open_source(mini).records
+    assert complaint in str(refused.value)
 
 
 def test_folder_source_is_accepted_as_is(source_release, tmp_path):

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from loaders import layout
-from loaders.download import ChecksumError, UnknownEventError, download_event_package
+from loaders.atomic import ForeignFolderError
+from loaders.download import EXTRACTING, ChecksumError, UnknownEventError, download_event_package
 from loaders.package import EventPackage
 from loaders.release import open_release, read_hidden_records
 from tests.hub_standin import HubStandin, StandinRepo
@@ -74,6 +75,29 @@ def test_unknown_and_malformed_event_ids_raise_clear_errors(hub: HubStandin, tmp
             download_event_package(bad, local_dir=tmp_path, endpoint=hub.url)
     assert hub.requests == []
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_folder_that_is_not_an_extracted_package_is_never_replaced(hub: HubStandin, tmp_path: Path) -> None:
+    mine = tmp_path / "CSX-008"
+    mine.mkdir()
+    (mine / "thesis.tex").write_text("precious")
+
+    with pytest.raises(
+        ForeignFolderError, match=r"CSX-008: exists and is not a package extracted by earthverse"
+    ):
+        download_event_package("CSX-008", local_dir=tmp_path, endpoint=hub.url)
+
+    assert [path.name for path in mine.iterdir()] == ["thesis.tex"]
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["CSX-008"]
+
+
+def test_an_extraction_cut_short_is_redone(built_release: Path, hub: HubStandin, tmp_path: Path) -> None:
+    folder = download_event_package("CSX-006", local_dir=tmp_path, endpoint=hub.url)
+    shutil.rmtree(folder / "data")
+    (tmp_path / ".CSX-006.complete").write_text(EXTRACTING)  # as a kill between swap and marker leaves it
+
+    assert download_event_package("CSX-006", local_dir=tmp_path, endpoint=hub.url) == folder
+    same_files(folder, layout.package_dir(built_release, "CSX-006"))
 
 
 def test_unknown_repo_and_revision_raise_lookup_errors(hub: HubStandin, tmp_path: Path) -> None:

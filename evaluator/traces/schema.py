@@ -19,9 +19,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from evaluator.traces.answer_text import parse_answer
+from loaders.models import TASK_ID_FIELD
 
 SCHEMA_VERSION = "1.0"
-TASK_ID_PATTERN = r"^CSX-\d{3}_Q\d+$"
 UNKNOWN = "unknown"
 
 RunStatus = Literal["ok", "solver_failure", "infrastructure_failure"]
@@ -301,7 +301,7 @@ class Trace(_Strict):
     """One agent run on one task, as written by a harness or imported from the paper's recorded runs."""
 
     schema_version: Literal["1.0"] = Field(default=SCHEMA_VERSION, description="Version of this format.")
-    task_id: str = Field(pattern=TASK_ID_PATTERN, description="The task run, e.g. `CSX-321_Q2`.")
+    task_id: str = Field(pattern=TASK_ID_FIELD, description="The task run, e.g. `CSX-321_Q2`.")
     event_id: str = Field(description="The task's event package, e.g. `CSX-321` (the task id's prefix).")
     system: SystemIdentity = Field(description="Which system produced the run.")
     dataset_version: str | None = Field(default=None, description="Version of the dataset the run used.")
