@@ -87,6 +87,13 @@ class LeakFinding(BaseModel):
     matches: int = 0
     """How many hidden n-grams of this task and kind matched there."""
 
+    @property
+    def printable(self) -> str:
+        """What may be printed or logged of the finding: never the hidden text itself."""
+        if self.kind in TEXT_KINDS:
+            return f"{self.matches} hidden n-gram(s) of the task's {self.kind}"
+        return self.excerpt
+
 
 def tokens(data: bytes) -> np.ndarray:
     """Hashes of the normalized tokens of `data` (stable within one process)."""

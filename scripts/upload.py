@@ -6,7 +6,8 @@
 The public folder is scanned for hidden material first; any finding refuses the whole upload.
 `plan_upload` decides exactly what each commit holds (pure: it reads local files, never the
 network); `--dry-run` prints that plan and stops. Each repo gets one `create_commit` with an
-explicit list of `CommitOperationAdd`.
+explicit list of `CommitOperationAdd`, and a `CommitOperationDelete` for every file an earlier upload
+left there that the plan no longer has.
 """
 
 from __future__ import annotations
@@ -17,13 +18,13 @@ import sys
 from pathlib import Path
 from typing import Literal
 
-from huggingface_hub import CommitOperationAdd, HfApi
+from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
 from pydantic import BaseModel
 
 from dataset.hub.build import HUB_DIR, PRIVATE_DIR, PUBLIC_DIR
 from dataset.leaks import HiddenIndex, LeakFinding
-from loaders.download import GROUND_TRUTH_FILE
-from loaders.release import open_release
+from loaders.download import CHECKSUMS_FILE, GROUND_TRUTH_FILE, ChecksumError, parse_checksums, verify_file
+from loaders.release import ReleaseError, open_ground_truth, open_release
 
 PROJECT = Path(__file__).resolve().parents[1]
 SPACE_DIR = PROJECT / "space"
@@ -35,6 +36,8 @@ SPACE_CODE_PACKAGES = ("space", "loaders", "evaluator", "dataset")
 CODE_SUFFIXES = frozenset({".py", ".md"})
 SPACE_CODE_EXCLUDED = frozenset({"evaluator/demo"})
 """Code folders the app does not import (the offline demo carries its own demo task files)."""
+KEPT_REMOTE_FILES = frozenset({".gitattributes"})
+"""Files the Hub itself keeps in every repo; an upload never deletes them."""
 DEFAULT_RELEASE = Path("build")
 MAX_FINDINGS_SHOWN = 20
 
@@ -85,7 +88,8 @@ def plan_upload(
 ) -> UploadPlan:
     """The upload plan for the built release at `release`; raises UploadRefused on any leak.
 
-    Reads local files only. The public folder must pass the hidden-material scan; the public and
+    Reads local files only. The public folder must pass the hidden-material scan and match its
+    checksums; the private ground truth must load and cover exactly the public tasks; the public and
     private repos must differ; the private repo gets only the private folder.
     """
     release = Path(release)
@@ -97,19 +101,47 @@ def plan_upload(
         raise UploadRefused(f"the public and the private repo are the same ({public_repo})")
     if not (private / GROUND_TRUTH_FILE).is_file():
         raise UploadRefused(f"{private}: no {GROUND_TRUTH_FILE}")
-    version = open_release(release).version
+    findings = HiddenIndex.from_layout(release).scan_public(public)
+    if findings:
+        raise UploadRefused(
+            f"{public}: {len(findings)} hidden file(s) or text found; nothing uploaded", findings
+        )
+    try:
+        version = open_release(release).version
+        _check_hub_folders(public, private)
+    except (ReleaseError, ChecksumError) as error:
+        raise UploadRefused(f"{release}: {error}; nothing uploaded") from error
     repos = [
         _repo_plan(public_repo, "dataset", False, public, f"EarthVerse release {version}"),
         _repo_plan(private_repo, "dataset", True, private, f"EarthVerse ground truth {version}"),
     ]
     if space_repo:
         repos.append(_space_plan(space_repo, space_dir, version))
-    findings = HiddenIndex.from_layout(release).scan_public(public)
-    if findings:
-        raise UploadRefused(
-            f"{public}: {len(findings)} hidden file(s) or text found; nothing uploaded", findings
-        )
     return UploadPlan(release=release, version=version, repos=repos)
+
+
+def _check_hub_folders(public: Path, private: Path) -> None:
+    """Publish only what readers will accept: every public file as its checksums list it (no more, no
+    fewer), and a private ground truth that loads and covers exactly the public tasks."""
+    if not (public / CHECKSUMS_FILE).is_file():
+        raise ChecksumError(f"{public}: no {CHECKSUMS_FILE}")
+    digests = parse_checksums((public / CHECKSUMS_FILE).read_text(encoding="utf-8"), str(public))
+    present = {path.relative_to(public).as_posix() for path in _files(public)} - {CHECKSUMS_FILE}
+    unlisted, missing = sorted(present - set(digests)), sorted(set(digests) - present)
+    if unlisted or missing:
+        raise ChecksumError(
+            f"{public}: files not in {CHECKSUMS_FILE}: {unlisted}; listed but absent: {missing}"
+        )
+    for name in sorted(digests):
+        verify_file(public / name, name, digests)
+    public_tasks = {task.task_id for task in open_release(public).tasks}
+    hidden_tasks = set(open_ground_truth(private / GROUND_TRUTH_FILE))
+    if hidden_tasks != public_tasks:
+        raise ReleaseError(
+            f"{private / GROUND_TRUTH_FILE}: ground truth for {len(hidden_tasks)} tasks, the public tables "
+            f"hold {len(public_tasks)}; without ground truth: {sorted(public_tasks - hidden_tasks)[:5]}, "
+            f"not public: {sorted(hidden_tasks - public_tasks)[:5]}"
+        )
 
 
 def _repo_plan(
@@ -208,6 +240,9 @@ def _size(count: int) -> str:
 def execute(plan: UploadPlan, token: str) -> list[str]:
     """Create the repos (exist_ok), then make one commit per repo; return the commit URLs.
 
+    Each commit makes its repo hold exactly the planned files: what an earlier upload left there and
+    this release no longer has is deleted in the same commit.
+
     Every repo is created and checked before the first commit: a private repo that already
     exists as public refuses the whole upload, with nothing committed anywhere.
     """
@@ -224,9 +259,15 @@ def execute(plan: UploadPlan, token: str) -> list[str]:
             raise UploadRefused(f"{repo.repo_id} exists and is public; refusing to put ground truth there")
     urls = []
     for repo in plan.repos:
-        operations = [
+        operations: list[CommitOperationAdd | CommitOperationDelete] = [
             CommitOperationAdd(path_in_repo=op.path_in_repo, path_or_fileobj=str(op.local_path))
             for op in repo.operations
+        ]
+        planned = {op.path_in_repo for op in repo.operations} | KEPT_REMOTE_FILES
+        operations += [
+            CommitOperationDelete(path_in_repo=name)
+            for name in api.list_repo_files(repo.repo_id, repo_type=repo.repo_type)
+            if name not in planned
         ]
         commit = api.create_commit(
             repo.repo_id, operations, commit_message=repo.commit_message, repo_type=repo.repo_type
@@ -260,7 +301,7 @@ def _print_refusal(refusal: UploadRefused) -> None:
     for finding in refusal.findings[:MAX_FINDINGS_SHOWN]:
         where = f"{finding.file} :: {finding.entry}" if finding.entry else finding.file
         print(
-            f"  {finding.kind:<16} {finding.task_id or '-':<12} {where}: {finding.excerpt}", file=sys.stderr
+            f"  {finding.kind:<16} {finding.task_id or '-':<12} {where}: {finding.printable}", file=sys.stderr
         )
     if len(refusal.findings) > MAX_FINDINGS_SHOWN:
         print(f"  ... and {len(refusal.findings) - MAX_FINDINGS_SHOWN} more", file=sys.stderr)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 import scripts.upload as upload
@@ -33,9 +35,15 @@ def plan(built_release: Path, space_dir: Path) -> upload.UploadPlan:
 
 
 @pytest.fixture
-def leaky_release(built_release: Path, tmp_path: Path) -> Path:
-    out = copy_layout(built_release, tmp_path / "out", ("CSX-001",))
+def small_release(built_release: Path, tmp_path: Path) -> Path:
+    out = copy_layout(built_release, tmp_path / "out", ("CSX-001", "CSX-003"))
     build_hub(out)
+    return out
+
+
+@pytest.fixture
+def leaky_release(small_release: Path) -> Path:
+    out = small_release
     solution = (layout.task_dir(out, "CSX-001", "CSX-001_Q1") / "solution_en.md").read_text(encoding="utf-8")
     card = out / "hub" / "public" / "README.md"
     card.write_text(card.read_text(encoding="utf-8") + "\n" + solution, encoding="utf-8")
@@ -94,6 +102,56 @@ def test_the_cli_refuses_a_leak_with_a_non_zero_exit_and_names_it(
     assert "REFUSED" in err and "solution" in err and "CSX-001_Q1" in err
 
 
+def test_the_cli_names_a_leak_without_printing_the_hidden_text(
+    leaky_release: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(UploadRefused) as refusal:
+        plan_upload(leaky_release, PUBLIC, PRIVATE)
+    quoted = [f.excerpt for f in refusal.value.findings if f.kind == "solution"]
+
+    upload.main([*REPOS, "--release", str(leaky_release), "--dry-run"])
+
+    err = capsys.readouterr().err
+    assert quoted and all(excerpt not in err for excerpt in quoted)
+    assert "hidden n-gram(s) of the task's solution" in err
+
+
+def _append_line(path: Path) -> None:
+    path.write_text(path.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+
+
+def _truncate(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[:300])
+
+
+def _keep_one_task(path: Path) -> None:
+    table = pq.read_table(path)
+    pq.write_table(table.slice(0, 1), path)
+
+
+@pytest.mark.parametrize(
+    ("damage", "complaint"),
+    [
+        (
+            lambda out: _append_line(out / "hub/public/README.md"),
+            r"README\.md: sha256 .* does not match",
+        ),
+        (lambda out: (out / "hub/public/paper_leaderboard.json").unlink(), r"listed but absent: \['paper_"),
+        (lambda out: _truncate(out / "hub/private/ground_truth.parquet"), "not a readable parquet file"),
+        (lambda out: _keep_one_task(out / "hub/private/ground_truth.parquet"), "ground truth for 1 tasks"),
+    ],
+)
+def test_a_hub_folder_that_readers_would_reject_is_not_uploaded(
+    small_release: Path, damage: Callable[[Path], object], complaint: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    damage(small_release)
+
+    with pytest.raises(UploadRefused, match=complaint):
+        plan_upload(small_release, PUBLIC, PRIVATE)
+    assert upload.main([*REPOS, "--release", str(small_release), "--dry-run"]) == 2
+    assert "nothing uploaded" in capsys.readouterr().err
+
+
 def test_same_public_and_private_repo_is_refused(built_release: Path) -> None:
     with pytest.raises(UploadRefused, match="same"):
         plan_upload(built_release, PUBLIC, PUBLIC)
@@ -131,9 +189,15 @@ class RecordingApi:
 
     calls: list[tuple[str, str, object]]
 
-    def __init__(self, token: str, public_private_repo: bool = False) -> None:
+    def __init__(
+        self, token: str, public_private_repo: bool = False, remote: list[str] | None = None
+    ) -> None:
         self.calls = []
         self.public_private_repo = public_private_repo
+        self.remote = remote or [".gitattributes"]
+
+    def list_repo_files(self, repo_id: str, repo_type: str) -> list[str]:
+        return self.remote
 
     def create_repo(self, repo_id: str, **kwargs: object) -> None:
         self.calls.append(("create_repo", repo_id, kwargs))
@@ -142,7 +206,9 @@ class RecordingApi:
         return type("Info", (), {"private": not self.public_private_repo})()
 
     def create_commit(self, repo_id: str, operations: list, **kwargs: object) -> object:
-        self.calls.append(("create_commit", repo_id, [op.path_in_repo for op in operations]))
+        self.calls.append(
+            ("create_commit", repo_id, [(type(op).__name__, op.path_in_repo) for op in operations])
+        )
         return type("Commit", (), {"commit_url": f"https://hub/{repo_id}/commit/1"})()
 
 
@@ -160,8 +226,28 @@ def test_execute_creates_each_repo_and_commits_exactly_the_planned_files(
     )
     assert creates[2][1]["space_sdk"] == "gradio"
     commits = {repo: files for call, repo, files in api.calls if call == "create_commit"}
-    assert commits[PUBLIC] == [op.path_in_repo for op in plan.repos[0].operations]
-    assert commits[PRIVATE] == ["README.md", "ground_truth.parquet"]
+    assert commits[PUBLIC] == [("CommitOperationAdd", op.path_in_repo) for op in plan.repos[0].operations]
+    assert commits[PRIVATE] == [
+        ("CommitOperationAdd", "README.md"),
+        ("CommitOperationAdd", "ground_truth.parquet"),
+    ]
+
+
+def test_execute_deletes_what_an_earlier_upload_left_and_this_plan_lacks(
+    plan: upload.UploadPlan, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    api = RecordingApi("token", remote=[".gitattributes", "README.md", "packages/CSX-999.zip"])
+    monkeypatch.setattr(upload, "HfApi", lambda token: api)
+
+    upload.execute(plan, "token")
+
+    commits = {repo: files for call, repo, files in api.calls if call == "create_commit"}
+    assert [op for op in commits[PUBLIC] if op[0] == "CommitOperationDelete"] == [
+        ("CommitOperationDelete", "packages/CSX-999.zip")
+    ]
+    assert [op for op in commits[PRIVATE] if op[0] == "CommitOperationDelete"] == [
+        ("CommitOperationDelete", "packages/CSX-999.zip")
+    ]
 
 
 def test_execute_refuses_a_private_repo_that_exists_as_public(
