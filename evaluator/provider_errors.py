@@ -80,6 +80,9 @@ def provider_failure(error: Exception) -> ProviderFailure:
         return ProviderFailure("timeout", retryable=True)
     if _caused_by(error, openai.APIConnectionError):
         return ProviderFailure("connection error", retryable=True)
+    misconfigured = _client_side(error, openai.OpenAIError, openai.APIError)
+    if misconfigured is not None:  # e.g. no API key: litellm reports it as a 500, but no retry can help
+        return ProviderFailure(f"client not configured: {str(misconfigured)[:200]}", retryable=False)
     retryable = isinstance(status, int) and (status >= 500 or status in (408, 409, 429))
     kind = "rate limited (429)" if status == 429 else f"provider error {status} ({name})"
     retry_after = retry_after_seconds(_error_headers(error)) if retryable else None
@@ -95,6 +98,19 @@ def _caused_by(error: BaseException, kind: type[BaseException]) -> bool:
             return True
         current = current.__cause__ or current.__context__
     return False
+
+
+def _client_side(
+    error: BaseException, base: type[BaseException], sent: type[BaseException]
+) -> BaseException | None:
+    """The exception `error` arose from that is a `base` but not a `sent` one: the SDK refused to send
+    the request at all (litellm wraps such refusals in server-error classes)."""
+    current: BaseException | None = error
+    while current is not None:
+        if isinstance(current, base) and not isinstance(current, sent):
+            return current
+        current = current.__cause__ or current.__context__
+    return None
 
 
 def _error_headers(error: Exception) -> Mapping[str, str]:

@@ -4,6 +4,7 @@ each form, and clear errors for options that name nothing runnable."""
 from __future__ import annotations
 
 import asyncio
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -115,3 +116,20 @@ def test_a_replay_agent_answers_with_the_recorded_answer_once_research_closes(re
 
     assert isinstance(action, FinalAnswerAction)
     assert action.arguments["answer"] == recorded.final_answer.parsed
+
+
+def test_a_user_agent_module_is_found_in_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "earthverse_user_agents.py").write_text(
+        "class MyAgent:\n    system_id = 'mine'\n\n    async def step(self, view):\n        return None\n",
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [path for path in sys.path if path not in ("", ".", str(tmp_path))])
+
+    spec = agent_from_option("python:earthverse_user_agents:MyAgent")
+
+    assert spec.system.system_id == "mine"
+    assert type(spec.factory(None)).__module__ == "earthverse_user_agents"  # type: ignore[arg-type]
+    sys.modules.pop("earthverse_user_agents")

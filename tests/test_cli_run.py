@@ -225,8 +225,12 @@ def test_tasks_are_selected_by_ids_or_by_filters(built_release: Path) -> None:
         select_tasks(release, "colour=red")
     with pytest.raises(ValueError, match="not both"):
         select_tasks(release, "CSX-008_Q2,difficulty=L3")
-    with pytest.raises(KeyError, match="has no task 'CSX-999_Q9'"):
+    with pytest.raises(ValueError, match="has no task 'CSX-999_Q9'; task ids look like CSX-001_Q1"):
         select_tasks(release, "CSX-999_Q9")
+    with pytest.raises(
+        ValueError, match="has no task 'CSX-001'; CSX-001 has CSX-001_Q1, CSX-001_Q2, CSX-001_Q3"
+    ):
+        select_tasks(release, "CSX-001")
 
 
 def test_bad_options_are_one_line_errors(

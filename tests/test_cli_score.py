@@ -10,7 +10,7 @@ import shutil
 import pytest
 
 from evaluator.cli import main
-from evaluator.scoring.scores_io import read_scores
+from evaluator.scoring.scores_io import read_scores, write_scores
 
 SYSTEMS = ("gpt-4o", "qwen3-4b")
 
@@ -63,8 +63,45 @@ def test_leaderboard_as_csv_and_json(scores_file, built_release, capsys):
     ]
     assert main([*arguments, "--out", str(out)]) == 0
     systems = json.loads(out.read_text())
-    assert {system["system_id"] for system in systems} == set(SYSTEMS)
+    assert [(system["rank"], system["system_id"]) for system in systems] == [
+        (int(row["rank"]), row["system_id"]) for row in rows
+    ]
     assert all(system["tasks"] == 405 and system["basis"] == "unit_accuracy" for system in systems)
+    assert systems[0]["unit_accuracy"] >= systems[1]["unit_accuracy"]
+
+
+def test_leaderboard_table_goes_to_out_when_asked(scores_file, built_release, tmp_path, capsys):
+    out = tmp_path / "board.txt"
+    arguments = ["leaderboard", "--release", str(built_release), "--scores", str(scores_file)]
+
+    assert main([*arguments, "--out", str(out)]) == 0
+
+    table = out.read_text()
+    assert "EarthVerse leaderboard" in table and "tasks_run" in table
+    assert table.index("GPT-4o") < table.index("Qwen3-4B")
+    assert capsys.readouterr().out == f"leaderboard: {out}\n"
+
+
+def test_a_score_file_covering_some_tasks_ranks_the_rest_as_zero(
+    scores_file, built_release, tmp_path, capsys
+):
+    everything = read_scores(scores_file)
+    run = [score for score in everything if score.system_id == "gpt-4o" and score.status == "scored"]
+    partial = tmp_path / "scores.jsonl"
+    write_scores(partial, run)
+    capsys.readouterr()
+
+    code = main(
+        ["leaderboard", "--release", str(built_release), "--scores", str(partial), "--format", "json"]
+    )
+
+    captured = capsys.readouterr()
+    assert code == 0
+    assert f"gpt-4o: {405 - len(run)} of 405 tasks have no score; they count as zero" in captured.err
+    (system,) = json.loads(captured.out)
+    whole = [score.u for score in everything if score.system_id == "gpt-4o"]
+    assert system["tasks"] == 405 and system["tasks_run"] == len(run)
+    assert system["unit_accuracy"] == pytest.approx(sum(whole) / len(whole), abs=0.01)
 
 
 def test_a_malformed_submission_is_skipped_and_named(two_systems, built_release, tmp_path, caplog):

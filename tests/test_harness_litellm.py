@@ -227,6 +227,23 @@ def test_an_authentication_error_is_not_retried(rig: Rig) -> None:
     assert len(rig.api.chat_requests) == 1
 
 
+def test_a_missing_api_key_ends_the_task_at_once_and_says_so(
+    rig: Rig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    settings = ProviderSettings(model="openai/playback", api_base=rig.api.url, backoff=FAST)
+    agent = LiteLLMAgent(Provider(settings, sleep=rig._sleep), Budgets(), native=True)
+
+    trace = rig.run(RUNS[0][1], agent)
+
+    assert trace.run_status == "infrastructure_failure"
+    assert trace.termination_reason.startswith(
+        "infrastructure_failure: provider unavailable: client not configured: Missing credentials."
+    )
+    assert "OPENAI_API_KEY" in trace.termination_reason
+    assert rig.api.chat_requests == [] and rig.sleeps == []  # refused before sending, never retried
+
+
 def test_the_turn_limit_closes_research_and_asks_for_the_answer(rig: Rig) -> None:
     task_id = RUNS[2][1]
 

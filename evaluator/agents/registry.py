@@ -7,6 +7,7 @@ is and a factory that builds a fresh agent per task. A new kind registers in AGE
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -97,7 +98,7 @@ def _python(target: str, options: AgentOptions) -> AgentSpec:
     if not module_name or not class_name:
         raise ValueError(f"--agent python:<module>:<Class>, got python:{target}")
     try:
-        agent_class = getattr(importlib.import_module(module_name), class_name)
+        agent_class = getattr(_import_user_module(module_name), class_name)
     except (ImportError, AttributeError) as error:
         raise ValueError(
             f"--agent python:{target}: cannot load {class_name} from {module_name}: {error}"
@@ -108,6 +109,14 @@ def _python(target: str, options: AgentOptions) -> AgentSpec:
     model = getattr(agent_class, "model", "unknown")
     identity = _identity(options, default_id, model, getattr(agent_class, "harness", HARNESS))
     return AgentSpec(identity, lambda task: agent_class())
+
+
+def _import_user_module(name: str) -> object:
+    """Import a user's module as `python -m` finds it: from the working directory first."""
+    here = str(Path.cwd())
+    if here not in sys.path:
+        sys.path.insert(0, here)
+    return importlib.import_module(name)
 
 
 AGENT_KINDS: dict[str, Callable[[str, AgentOptions], AgentSpec]] = {

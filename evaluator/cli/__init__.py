@@ -33,12 +33,30 @@ COMMANDS: dict[str, Command] = {
 }
 
 
+class HelpWithDefaults(argparse.HelpFormatter):
+    """Help that shows each option's default where it has one worth showing."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if (
+            not action.option_strings
+            or action.default in (None, False, argparse.SUPPRESS)
+            or "%(default)" in text
+        ):
+            return text
+        return f"{text} (default: %(default)s)"
+
+
 def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(prog="earthverse", description="EarthVerse benchmark tools.")
     root.add_argument("-v", "--verbose", action="store_true", help="log progress in detail")
     commands = root.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, command in COMMANDS.items():
-        command.add_arguments(commands.add_parser(name, help=command.help, description=command.help))
+        command.add_arguments(
+            commands.add_parser(
+                name, help=command.help, description=command.help, formatter_class=HelpWithDefaults
+            )
+        )
     return root
 
 

@@ -3,40 +3,61 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from evaluator.cli.base import Command
 from evaluator.cli.tables import print_leaderboard, render_leaderboard
 from evaluator.scoring.metrics import summarize
+from evaluator.scoring.pipeline import not_run
+from evaluator.scoring.scores import SystemScore, TaskScore
 from evaluator.scoring.scores_io import by_system, read_scores
 from loaders.atomic import write_text_atomic
+from loaders.models import Task
 from loaders.release import open_release
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--release", required=True, help="the release the scores are of (for task metadata)")
     parser.add_argument(
-        "--scores", type=Path, required=True, help="scores.jsonl written by `earthverse score`"
+        "--scores",
+        type=Path,
+        required=True,
+        help="scores.jsonl of `earthverse score` or `run` (a task without a score counts as zero)",
     )
-    parser.add_argument("--format", choices=("table", "csv", "json"), default="table")
-    parser.add_argument("--out", type=Path, default=None, help="write CSV/JSON here instead of printing")
+    parser.add_argument(
+        "--format", choices=("table", "csv", "json"), default="table", help="terminal table, CSV or JSON"
+    )
+    parser.add_argument(
+        "--out", type=Path, default=None, help="write the leaderboard here instead of printing"
+    )
 
 
 def run(arguments: argparse.Namespace) -> int:
     tasks = open_release(arguments.release).tasks
-    systems = [
-        summarize(scores, tasks, scores[0].system_name)
-        for scores in by_system(read_scores(arguments.scores)).values()
-    ]
-    if arguments.format == "table":
-        print_leaderboard(systems)
-        return 0
-    text = render_leaderboard(systems, arguments.format)
+    systems = [_system_row(scores, tasks) for scores in by_system(read_scores(arguments.scores)).values()]
     if arguments.out:
-        write_text_atomic(arguments.out, [text])
+        write_text_atomic(arguments.out, [render_leaderboard(systems, arguments.format)])
+        print(f"leaderboard: {arguments.out}")
+    elif arguments.format == "table":
+        print_leaderboard(systems)
     else:
-        print(text, end="")
+        print(render_leaderboard(systems, arguments.format), end="")
     return 0
+
+
+def _system_row(scores: list[TaskScore], tasks: list[Task]) -> SystemScore:
+    """A system's row over every task of the release: a task without a score counts as zero."""
+    system_id = scores[0].system_id
+    scored = {score.task_id for score in scores}
+    missing = [task for task in tasks if task.task_id not in scored]
+    if missing:
+        print(
+            f"{system_id}: {len(missing)} of {len(tasks)} tasks have no score; they count as zero",
+            file=sys.stderr,
+        )
+    filled = [*scores, *(not_run(system_id, task, "no score for this task") for task in missing)]
+    return summarize(filled, tasks, scores[0].system_name)
 
 
 COMMAND = Command(

@@ -115,7 +115,7 @@ def score_locally(release: Release, tasks: list[Task], summary: RunSummary, grou
         return
     path, system = score_run(release, hidden, read_submission(summary.submission), tasks, summary.out)
     print_leaderboard([system])
-    print(f"scores: {path} (deterministic figures only, no judge)")
+    print(f"scores: {path} (deterministic figures only, no judge, over the {len(tasks)} task(s) run)")
 
 
 COMMAND = Command(

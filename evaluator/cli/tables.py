@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import math
 from collections.abc import Sequence
@@ -10,10 +11,11 @@ from typing import Literal
 from rich.console import Console
 from rich.table import Table
 
-from evaluator.scoring.leaderboard import leaderboard_frame
+from evaluator.scoring.leaderboard import leaderboard_frame, ranked
 from evaluator.scoring.scores import SystemScore
 
-COUNT_COLUMNS = frozenset({"rank", "total_tokens"})
+COUNT_COLUMNS = frozenset({"rank", "tasks_run", "total_tokens"})
+TABLE_WIDTH = 200
 TableFormat = Literal["table", "csv", "json"]
 TERMINAL_COLUMNS = (
     "rank",
@@ -24,6 +26,7 @@ TERMINAL_COLUMNS = (
     "process",
     "strict95",
     "unit_accuracy",
+    "tasks_run",
     "tool_calls",
     "total_tokens",
     "cost_usd",
@@ -32,21 +35,33 @@ TERMINAL_COLUMNS = (
 
 
 def render_leaderboard(systems: Sequence[SystemScore], form: TableFormat) -> str:
-    """The leaderboard as CSV or JSON text (the JSON holds every system figure)."""
+    """The leaderboard as text: the terminal table, CSV, or JSON (best first, every system figure and
+    its rank)."""
     if form == "json":
-        return json.dumps([system.model_dump(mode="json") for system in systems], indent=2) + "\n"
+        rows = [
+            {"rank": rank, **system.model_dump(mode="json")}
+            for rank, system in enumerate(ranked(systems), start=1)
+        ]
+        return json.dumps(rows, indent=2) + "\n"
+    if form == "table":
+        console = Console(width=TABLE_WIDTH, file=io.StringIO(), record=True)
+        console.print(_table(systems))
+        return console.export_text()
     return leaderboard_frame(systems).to_csv(index=False)
 
 
 def print_leaderboard(systems: Sequence[SystemScore]) -> None:
     """A ranked terminal table; judge-based columns show '-' when no judge scored."""
-    frame = leaderboard_frame(systems)
+    Console(width=TABLE_WIDTH).print(_table(systems))
+
+
+def _table(systems: Sequence[SystemScore]) -> Table:
     table = Table(title="EarthVerse leaderboard")
     for column in TERMINAL_COLUMNS:
         table.add_column(column, justify="left" if column in ("system_name", "cost_source") else "right")
-    for _, row in frame.iterrows():
+    for _, row in leaderboard_frame(systems).iterrows():
         table.add_row(*(_cell(row[column], column in COUNT_COLUMNS) for column in TERMINAL_COLUMNS))
-    Console(width=200).print(table)
+    return table
 
 
 def _cell(value: object, count: bool) -> str:

@@ -106,7 +106,7 @@ def select_tasks(release: Release, selection: str) -> list[Task]:
     if filters and len(filters) != len(items):
         raise ValueError(f"--tasks {selection!r}: give either task ids or key=value filters, not both")
     if not filters:
-        return [release.task(task_id) for task_id in dict.fromkeys(items)]
+        return [_task(release, task_id) for task_id in dict.fromkeys(items)]
     pairs = [tuple(part.strip() for part in item.split("=", 1)) for item in filters]
     unknown = [key for key, _ in pairs if key not in Task.model_fields]
     if unknown:
@@ -115,6 +115,17 @@ def select_tasks(release: Release, selection: str) -> list[Task]:
     if not chosen:
         raise ValueError(f"--tasks {selection!r} selects no task")
     return chosen
+
+
+def _task(release: Release, task_id: str) -> Task:
+    """The task `--tasks` names; ValueError naming it, with the ids it may have meant."""
+    try:
+        return release.task(task_id)
+    except KeyError:
+        event_id = task_id.split("_", 1)[0]
+        siblings = [task.task_id for task in release.tasks if task.event_id == event_id]
+        hint = f"{event_id} has {', '.join(siblings)}" if siblings else "task ids look like CSX-001_Q1"
+        raise ValueError(f"--tasks: {release.location} has no task {task_id!r}; {hint}") from None
 
 
 def _matches(field: object, wanted: str) -> bool:

@@ -30,11 +30,15 @@ COLUMNS = (
 )
 
 
-def leaderboard_frame(systems: Sequence[SystemScore]) -> pd.DataFrame:
-    """One row per system, best first: by Core when every system was judged, else by mean U."""
+def ranked(systems: Sequence[SystemScore]) -> list[SystemScore]:
+    """The systems best first: by Core when every system was judged, else by mean U."""
     judged = all(system.core is not None for system in systems)
-    ordered = sorted(systems, key=lambda s: -(s.core if judged and s.core is not None else s.unit_accuracy))
-    rows = [_row(rank, system) for rank, system in enumerate(ordered, start=1)]
+    return sorted(systems, key=lambda s: -(s.core if judged and s.core is not None else s.unit_accuracy))
+
+
+def leaderboard_frame(systems: Sequence[SystemScore]) -> pd.DataFrame:
+    """One row per system, in `ranked` order, with its rank."""
+    rows = [_row(rank, system) for rank, system in enumerate(ranked(systems), start=1)]
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 

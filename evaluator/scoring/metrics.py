@@ -42,9 +42,14 @@ def bootstrap_interval(
 def summarize(scores: Sequence[TaskScore], tasks: Sequence[Task], system_name: str = "") -> SystemScore:
     """One system's row; `scores` holds exactly one TaskScore per task of `tasks` (not-run ones at zero)."""
     by_id = {score.task_id: score for score in scores}
-    missing = [task.task_id for task in tasks if task.task_id not in by_id]
-    if missing or len(by_id) != len(tasks):
-        raise ValueError(f"summarize needs one score per task; missing {missing[:5]}")
+    known = {task.task_id for task in tasks}
+    missing = sorted(known - set(by_id))
+    unknown = sorted(set(by_id) - known)
+    if missing or unknown or len(scores) != len(tasks):
+        raise ValueError(
+            f"summarize needs one score per task; missing {missing[:5]}, not in the release {unknown[:5]}, "
+            f"{len(scores)} scores for {len(tasks)} tasks"
+        )
     ordered = [by_id[task.task_id] for task in tasks]
     cores = [score.core for score in ordered]
     judged = all(core is not None for core in cores)
