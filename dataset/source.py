@@ -134,6 +134,14 @@ def open_source(source: Path, cache_dir: Path | None = None) -> SourceRelease:
     return _open_archive(source, cache_dir or default_cache_dir())
 
 
+def recorded_runs_dir(path: Path, cache_dir: Path | None = None) -> Path:
+    """The folder of recorded runs (`<system_id>/<task_id>.json`) that `path` names: such a folder
+    itself, or the source release (archive or unpacked folder) that holds one."""
+    path = Path(path)
+    is_source = path.is_file() or (path / "tasks").is_dir() or (path / SOURCE_DIRNAME).is_dir()
+    return open_source(path, cache_dir).trajectories_dir if is_source else path
+
+
 def _open_folder(folder: Path, sha256: str | None = None) -> SourceRelease:
     root = folder / SOURCE_DIRNAME if (folder / SOURCE_DIRNAME).is_dir() else folder
     for required in ("tasks", "packages"):

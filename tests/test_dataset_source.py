@@ -7,7 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from dataset.source import ARCHIVE_ENV, COMPLETE_MARKER, SourceError, default_archive, open_source
+from dataset.source import (
+    ARCHIVE_ENV,
+    COMPLETE_MARKER,
+    SourceError,
+    default_archive,
+    open_source,
+    recorded_runs_dir,
+)
 from loaders.cache import file_sha256
 from tests.mini_release import make_mini_source
 
@@ -122,3 +129,14 @@ def test_the_default_archive_is_the_shared_one_beside_the_project_unless_configu
 def test_the_recorded_runs_are_found_in_the_release(source_release):
     runs = sorted(source_release.trajectories_dir.glob("*/CSX-*.json"))
     assert len(runs) == 1591 and len({path.parent.name for path in runs}) == 25
+
+
+def test_recorded_runs_are_found_from_the_archive_the_source_folder_or_the_runs_folder(
+    source_archive, source_release
+):
+    runs = source_release.trajectories_dir
+    assert recorded_runs_dir(source_archive) == runs
+    assert recorded_runs_dir(source_release.root) == runs
+    assert recorded_runs_dir(source_release.root.parent) == runs  # the folder holding earthverse-source/
+    assert recorded_runs_dir(runs) == runs
+    assert recorded_runs_dir(runs / "gpt-4o") == runs / "gpt-4o"

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evaluator.cli.base import Command, CommandError
+from dataset.source import recorded_runs_dir
+from evaluator.cli.base import Command, CommandError, add_trajectories_argument
 from evaluator.scoring.agreement import AgreementReport, Figures, agreement, read_recorded_runs
 from loaders.atomic import write_text_atomic
 from loaders.release import open_ground_truth, open_release
@@ -29,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--release", required=True, help="a built release folder (with its hidden ground truth)"
     )
-    parser.add_argument("--trajectories", type=Path, required=True, help="trajectories/<system>/<task>.json")
+    add_trajectories_argument(parser)
     parser.add_argument("--out", type=Path, default=None, help="write the figures as JSON here")
     parser.add_argument("--worst", type=int, default=20, help="how many most-disagreeing runs to list")
 
@@ -45,7 +46,7 @@ def run(arguments: argparse.Namespace) -> int:
         )
         for task in release.tasks
     ]
-    runs = read_recorded_runs(arguments.trajectories)
+    runs = read_recorded_runs(recorded_runs_dir(arguments.trajectories))
     if not runs:
         raise CommandError(
             f"--trajectories {arguments.trajectories}: no recorded runs (<system>/<task_id>.json)"

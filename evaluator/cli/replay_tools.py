@@ -6,27 +6,27 @@ import argparse
 import time
 from pathlib import Path
 
-from evaluator.cli.base import Command, CommandError
+from dataset.source import recorded_runs_dir
+from evaluator.cli.base import Command, CommandError, add_trajectories_argument
 from evaluator.tools.replay import fidelity, replay_tools, report_json
+from loaders.atomic import write_text_atomic
 from loaders.release import open_release
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--release", required=True, help="the built release folder (or Hub repo id)")
-    parser.add_argument(
-        "--trajectories", type=Path, required=True, help="folder of recorded runs: <model>/<task>.json"
-    )
+    add_trajectories_argument(parser)
     parser.add_argument("--out", type=Path, required=True, help="where to write the JSON report")
 
 
 def run(arguments: argparse.Namespace) -> int:
-    if not arguments.trajectories.is_dir():
+    trajectories = recorded_runs_dir(arguments.trajectories)
+    if not trajectories.is_dir():
         raise CommandError(f"no trajectories folder at {arguments.trajectories}")
     started = time.perf_counter()
-    report = replay_tools(open_release(arguments.release), arguments.trajectories)
+    report = replay_tools(open_release(arguments.release), trajectories)
     report.seconds = round(time.perf_counter() - started, 1)
-    arguments.out.parent.mkdir(parents=True, exist_ok=True)
-    arguments.out.write_text(report_json(report) + "\n", encoding="utf-8")
+    write_text_atomic(arguments.out, [report_json(report), "\n"])
     shares = fidelity(report)
     for name, figures in report.by_tool.items():
         print(f"{name}: {figures.identical}/{figures.compared} identical ({shares[name]:.1%})")
