@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from evaluator.cli import main
-from evaluator.traces.io import write_submission
+from evaluator.traces.io import read_submission, write_submission
 from evaluator.traces.recorded import read_recorded_trace
 from evaluator.traces.schema import Submission, SubmissionMetadata
 
@@ -120,3 +120,21 @@ def test_a_missing_token_variable_is_an_error(
 def test_an_unreachable_space_is_an_error(run_folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["submit", str(run_folder), "--space", "http://127.0.0.1:9/"]) == 2
     assert "cannot reach the Space http://127.0.0.1:9/" in capsys.readouterr().err
+
+
+def test_a_run_with_infrastructure_failures_is_refused_unless_allowed(
+    space: Space, run_folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    file = run_folder / "submission.jsonl"
+    submission = read_submission(file)
+    failed = submission.traces[0].model_copy(
+        update={"run_status": "infrastructure_failure", "termination_reason": "infrastructure_failure: 500"}
+    )
+    write_submission(file, submission.model_copy(update={"traces": [failed]}))
+
+    assert main(["submit", str(run_folder), "--space", space.url]) == 2
+    assert "1 task(s) ended in an infrastructure failure (CSX-321_Q1)" in capsys.readouterr().err
+    assert space.uploads == []
+
+    assert main(["submit", str(run_folder), "--space", space.url, "--allow-infrastructure-failures"]) == 0
+    assert len(space.uploads) == 1

@@ -17,13 +17,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--wait", action="store_true", help="poll the Space while the submission is queued (until scored)"
     )
+    parser.add_argument(
+        "--allow-infrastructure-failures",
+        action="store_true",
+        help="submit even tasks that ended in an infrastructure failure (they score zero)",
+    )
     parser.add_argument("--wait-timeout", type=float, default=600.0, help="seconds to wait at most")
     parser.add_argument("--poll-interval", type=float, default=5.0, help="seconds between status polls")
 
 
 def run(arguments: argparse.Namespace) -> int:
     try:
-        file = submission_file(arguments.run)
+        file = submission_file(arguments.run, arguments.allow_infrastructure_failures)
         client = SpaceClient(arguments.space, secret_from_env(arguments.token_env, "token"))
         reply = client.submit(file)
         show(reply)

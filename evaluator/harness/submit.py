@@ -37,13 +37,22 @@ class SubmitError(ValueError):
     """The submission could not be made or the Space answered out of contract; the message says which."""
 
 
-def submission_file(path: Path) -> Path:
-    """The submission.jsonl of a run folder (or the file itself), checked to be a valid submission."""
+def submission_file(path: Path, allow_infrastructure_failures: bool = False) -> Path:
+    """The submission.jsonl of a run folder (or the file itself), checked to be a valid submission
+    whose tasks all ended on the agent's account: an infrastructure failure (the provider down) would
+    score zero on the Space although `--resume` can still finish it, so it is refused unless allowed."""
     path = Path(path)
     file = path / SUBMISSION_FILE if path.is_dir() else path
     if not file.is_file():
         raise SubmitError(f"{path}: no {SUBMISSION_FILE}; finish the run first (earthverse run ... --resume)")
-    read_submission(file)  # a malformed file fails here with the line, not on the Space
+    submission = read_submission(file)  # a malformed file fails here with the line, not on the Space
+    failed = [trace.task_id for trace in submission.traces if trace.run_status == "infrastructure_failure"]
+    if failed and not allow_infrastructure_failures:
+        raise SubmitError(
+            f"{file}: {len(failed)} task(s) ended in an infrastructure failure ({', '.join(failed[:3])}"
+            f"{', ...' if len(failed) > 3 else ''}), which would score zero; finish them with "
+            "earthverse run ... --resume, or pass --allow-infrastructure-failures"
+        )
     return file
 
 
