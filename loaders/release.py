@@ -16,7 +16,7 @@ import json
 import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import pyarrow.parquet as pq
 from pydantic import BaseModel, ValidationError
@@ -41,6 +41,8 @@ from loaders.download import (
 from loaders.models import Event, FileEntry, HiddenTask, Task
 from loaders.package import EventPackage
 from loaders.paper_results import PAPER_LEADERBOARD_FILE, PaperLeaderboard, read_paper_leaderboard
+
+Row = TypeVar("Row")
 
 ReleaseKind = Literal["layout", "hub_folder", "hub_repo"]
 
@@ -115,7 +117,7 @@ class HiddenRecord(BaseModel):
             return HiddenTask.model_validate({**self.model_dump(), "ground_truth": self.ground_truth})
         except ValidationError as error:
             raise ReleaseError(
-                f"{self.task_id}: the ground truth does not fit the data model: {error}"
+                f"{self.task_id}: the ground truth does not fit the data model: {problem(error)}"
             ) from error
 
 
@@ -333,10 +335,12 @@ def _from_tables(
     for name in (TASKS_FILE, EVENTS_FILE, CARD_FILE):
         if name != CARD_FILE or (folder / name).is_file():
             verify_file(folder / name, name, digests)
-    tasks = [task_from_row(row) for row in _read_rows(folder / TASKS_FILE)]
-    event_rows = _read_rows(folder / EVENTS_FILE)
-    events = {row["event_id"]: event_from_row(row) for row in event_rows}
-    manifests = {row["event_id"]: manifest_from_row(row) for row in event_rows}
+    tasks = _rows_as(folder / TASKS_FILE, task_from_row)
+    event_rows = _rows_as(
+        folder / EVENTS_FILE, lambda row: (row["event_id"], event_from_row(row), manifest_from_row(row))
+    )
+    events = {event_id: event for event_id, event, _ in event_rows}
+    manifests = {event_id: manifest for event_id, _, manifest in event_rows}
     paper = folder / PAPER_LEADERBOARD_FILE
     if paper.is_file():
         verify_file(paper, PAPER_LEADERBOARD_FILE, digests)
@@ -350,7 +354,37 @@ def _paper_leaderboard(path: Path) -> PaperLeaderboard | None:
 def _read_checksums(path: Path) -> dict[str, str]:
     if not path.is_file():
         raise ReleaseError(f"{path}: missing; a Hub folder must list the sha256 of its files")
-    return parse_checksums(path.read_text(encoding="utf-8"), str(path))
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise ReleaseError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start})") from error
+    return parse_checksums(text, str(path))
+
+
+def _rows_as(path: Path, convert: Callable[[dict[str, Any]], Row]) -> list[Row]:
+    """Every row of the parquet file at `path`, converted; a row that does not convert (a missing
+    column, a bad JSON cell, a record that does not fit the model) is a ReleaseError naming file and row."""
+    converted = []
+    for number, row in enumerate(_read_rows(path), start=1):
+        try:
+            converted.append(convert(row))
+        except (KeyError, TypeError, ValueError) as error:  # ValidationError, JSONDecodeError: ValueErrors
+            raise ReleaseError(f"{path}: row {number}: {problem(error)}") from error
+    return converted
+
+
+def problem(error: Exception) -> str:
+    """What is wrong, without the offending values (they may be hidden ground truth): a model's failing
+    fields and why, a missing column, or the error's own message."""
+    if isinstance(error, ValidationError):
+        return "; ".join(
+            f"{'.'.join(map(str, item['loc'])) or 'record'}: {item['msg']}" for item in error.errors()
+        )
+    if isinstance(error, KeyError):
+        return f"no column {error.args[0]!r}"
+    if isinstance(error, json.JSONDecodeError):
+        return f"a cell is not JSON ({error.msg}, position {error.pos})"
+    return f"{type(error).__name__}: {error}"
 
 
 def _read_rows(path: Path) -> list[dict[str, Any]]:
@@ -414,7 +448,7 @@ def read_hidden_records(
 
 
 def _hidden_from_parquet(path: Path) -> dict[str, HiddenRecord]:
-    records = [hidden_from_row(row) for row in _read_rows(path)]
+    records = _rows_as(path, hidden_from_row)
     return {record.task_id: record for record in records}
 
 

@@ -6,13 +6,16 @@ import json
 import shutil
 import stat
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from dataset.hub import build_hub
 from loaders import layout
-from loaders.download import ChecksumError, UnsafeArchiveError, extract_package, file_sha256
+from loaders.download import ChecksumError, UnsafeArchiveError, extract_package, file_sha256, format_checksums
 from loaders.models import HiddenTask
 from loaders.release import (
     Release,
@@ -216,3 +219,61 @@ def test_the_raw_ground_truth_of_the_real_build_reads_the_same_from_both_sides(b
 def test_ground_truth_of_a_folder_that_is_no_release_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ReleaseError, match="expected a built release folder"):
         open_ground_truth(tmp_path)
+
+
+def _hub_tables(built_release: Path, folder: Path, edit_tasks: Callable[[pa.Table], pa.Table]) -> Path:
+    """A copy of the public tables with tasks.parquet edited and the checksums rewritten to match."""
+    folder.mkdir()
+    for name in ("tasks.parquet", "events.parquet"):
+        shutil.copyfile(built_release / "hub" / "public" / name, folder / name)
+    pq.write_table(edit_tasks(pq.read_table(folder / "tasks.parquet")), folder / "tasks.parquet")
+    digests = {name: file_sha256(folder / name) for name in ("tasks.parquet", "events.parquet")}
+    (folder / "checksums.sha256").write_text(format_checksums(digests), encoding="utf-8")
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("edit", "complaint"),
+    [
+        (lambda table: table.drop_columns(["category_counts"]), r"row 1: no column 'category_counts'"),
+        (
+            lambda table: table.set_column(
+                table.schema.get_field_index("category_counts"),
+                "category_counts",
+                pa.array(["[not json"] * table.num_rows),
+            ),
+            r"row 1: a cell is not JSON",
+        ),
+        (
+            lambda table: table.set_column(
+                table.schema.get_field_index("task_id"), "task_id", pa.array(["Q1"] * table.num_rows)
+            ),
+            r"row 1: task_id: String should match pattern",
+        ),
+    ],
+)
+def test_a_table_row_that_does_not_convert_is_named_by_file_and_row(
+    built_release: Path, tmp_path: Path, edit: Callable[[pa.Table], pa.Table], complaint: str
+) -> None:
+    folder = _hub_tables(built_release, tmp_path / "public", edit)
+    with pytest.raises(ReleaseError, match=rf"tasks\.parquet: {complaint}"):
+        open_release(folder)
+
+
+def test_a_ground_truth_row_that_does_not_fit_is_named_without_its_hidden_values(
+    built_release: Path, tmp_path: Path
+) -> None:
+    private = tmp_path / "ground_truth.parquet"
+    table = pq.read_table(built_release / "hub" / "private" / "ground_truth.parquet")
+    truths = [json.loads(cell) for cell in table.column("ground_truth").to_pylist()]
+    truths[0]["numeric_tolerances"] = secret = "hidden-tolerance-value-7731"
+    column = pa.array([json.dumps(truth) for truth in truths])
+    pq.write_table(
+        table.set_column(table.schema.get_field_index("ground_truth"), "ground_truth", column), private
+    )
+
+    with pytest.raises(
+        ReleaseError, match=r"ground_truth\.numeric_tolerances: Input should be a valid dictionary"
+    ) as error:
+        open_ground_truth(private)
+    assert secret not in str(error.value)
