@@ -19,7 +19,13 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from huggingface_hub import HfApi, hf_hub_download
-from huggingface_hub.errors import EntryNotFoundError, RepositoryNotFoundError, RevisionNotFoundError
+from huggingface_hub.errors import (
+    EntryNotFoundError,
+    HTTPError,
+    OfflineModeIsEnabled,
+    RepositoryNotFoundError,
+    RevisionNotFoundError,
+)
 
 from loaders.atomic import ForeignFolderError, replace_folder
 from loaders.cache import default_cache_dir, file_sha256
@@ -75,6 +81,8 @@ class HubRepo:
             )
         except EntryNotFoundError as error:
             raise FileNotFoundError(f"{self.repo_id}@{self.commit[:12]} has no file {filename}") from error
+        except (HTTPError, OfflineModeIsEnabled) as error:
+            raise ConnectionError(f"cannot download {filename} of {self.repo_id}: {error}") from error
         return Path(path)
 
 
@@ -260,6 +268,8 @@ def resolve_repo(
         ) from error
     except RevisionNotFoundError as error:
         raise LookupError(f"dataset repo {repo_id!r} has no revision {revision!r}") from error
+    except (HTTPError, OfflineModeIsEnabled) as error:
+        raise ConnectionError(f"cannot reach {endpoint or 'the Hub'} for {repo_id!r}: {error}") from error
     if not info.sha:
         raise LookupError(f"dataset repo {repo_id!r}: the Hub returned no commit for revision {revision!r}")
     return HubRepo(repo_id=repo_id, commit=info.sha, endpoint=endpoint, token=token)

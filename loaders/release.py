@@ -252,8 +252,19 @@ def open_release(
             )
         return _open_local(path, cache)
     if _is_repo_id(path_or_repo_id):
-        return _open_repo(resolve_repo(str(path_or_repo_id), revision, endpoint, token), cache)
+        return _open_repo(_resolve(path_or_repo_id, revision, endpoint, token), cache)
     raise ReleaseError(f"{path_or_repo_id!r}: no such folder, and not a Hub repo id (owner/name)")
+
+
+def _resolve(
+    repo_id: str | Path, revision: str | None, endpoint: str | None, token: str | bool | None
+) -> HubRepo:
+    """The Hub repo `repo_id` names; a ReleaseError that also says no such folder exists, since a missing
+    relative path (`runs/build`) looks like a repo id too."""
+    try:
+        return resolve_repo(str(repo_id), revision, endpoint, token)
+    except (LookupError, ConnectionError) as error:
+        raise ReleaseError(f"{str(repo_id)!r}: no such folder; as a Hub repo id: {error}") from error
 
 
 def _is_repo_id(value: str | Path) -> bool:
@@ -442,7 +453,7 @@ def read_hidden_records(
             f"{path_or_repo_id!r}: expected a built release folder, a private Hub folder with "
             f"{GROUND_TRUTH_FILE}, or a private Hub repo id"
         )
-    repo = resolve_repo(str(path_or_repo_id), revision, endpoint, token)
+    repo = _resolve(path_or_repo_id, revision, endpoint, token)
     cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     return _hidden_from_parquet(repo.download(GROUND_TRUTH_FILE, _snapshot_dir(cache, repo)))
 

@@ -11,6 +11,7 @@ import pytest
 
 from evaluator.cli import main
 from evaluator.scoring.scores_io import read_scores, write_scores
+from evaluator.traces.io import read_submission, write_submission
 
 SYSTEMS = ("gpt-4o", "qwen3-4b")
 
@@ -104,14 +105,52 @@ def test_a_score_file_covering_some_tasks_ranks_the_rest_as_zero(
     assert system["unit_accuracy"] == pytest.approx(sum(whole) / len(whole), abs=0.01)
 
 
-def test_a_malformed_submission_is_skipped_and_named(two_systems, built_release, tmp_path, caplog):
+def test_an_unreadable_submission_refuses_the_whole_scoring_and_keeps_the_old_output(
+    two_systems, built_release, tmp_path, capsys
+):
     broken = tmp_path / "traces"
     shutil.copytree(two_systems, broken)
     (broken / "qwen3-4b" / "submission.jsonl").write_text('{"metadata": {"system_name": 1}}\nnot json\n')
     out = tmp_path / "scores.jsonl"
-    assert main(["score", "--release", str(built_release), "--traces", str(broken), "--out", str(out)]) == 0
-    assert {score.system_id for score in read_scores(out)} == {"gpt-4o"}
-    assert "qwen3-4b/submission.jsonl" in caplog.text
+    out.write_text("earlier scores\n")
+
+    code = main(["score", "--release", str(built_release), "--traces", str(broken), "--out", str(out)])
+
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "1 submission(s) unreadable" in err and "qwen3-4b/submission.jsonl:1" in err
+    assert out.read_text() == "earlier scores\n"
+
+
+def test_two_submissions_of_one_system_are_refused(two_systems, built_release, tmp_path, capsys):
+    doubled = tmp_path / "traces"
+    shutil.copytree(two_systems, doubled)
+    shutil.copytree(two_systems / "gpt-4o", doubled / "gpt-4o-again")
+
+    code = main(
+        ["score", "--release", str(built_release), "--traces", str(doubled), "--out", str(tmp_path / "s")]
+    )
+
+    assert code == 2
+    assert "gpt-4o-again" in capsys.readouterr().err and not (tmp_path / "s").exists()
+
+
+def test_a_submission_for_another_release_is_refused(two_systems, built_release, tmp_path, capsys):
+    submission = read_submission(two_systems / "gpt-4o" / "submission.jsonl")
+    foreign = [
+        trace.model_copy(update={"task_id": "CSX-999_Q1", "event_id": "CSX-999"})
+        for trace in submission.traces[:1]
+    ]
+    path = tmp_path / "other.jsonl"
+    write_submission(path, submission.model_copy(update={"traces": foreign}))
+
+    code = main(
+        ["score", "--release", str(built_release), "--traces", str(path), "--out", str(tmp_path / "s")]
+    )
+
+    assert code == 2
+    assert "no trace of gpt-4o is a task of" in capsys.readouterr().err
+    assert not (tmp_path / "s").exists()
 
 
 def test_missing_traces_and_scores_are_clear_errors(built_release, tmp_path, capsys):

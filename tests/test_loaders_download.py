@@ -11,7 +11,7 @@ from loaders import layout
 from loaders.atomic import ForeignFolderError
 from loaders.download import EXTRACTING, ChecksumError, UnknownEventError, download_event_package
 from loaders.package import EventPackage
-from loaders.release import open_release, read_hidden_records
+from loaders.release import ReleaseError, open_release, read_hidden_records
 from tests.hub_standin import HubStandin, StandinRepo
 
 TOKEN = "hf_standin_token"
@@ -167,5 +167,13 @@ def test_the_private_ground_truth_needs_the_token(
         "earthverse/core-private", endpoint=hub.url, token=TOKEN, cache_dir=tmp_path
     )
     assert records == read_hidden_records(built_release)
-    with pytest.raises(LookupError, match="not found"):
+    with pytest.raises(ReleaseError, match=r"no such folder; as a Hub repo id: .* not found"):
         read_hidden_records("earthverse/core-private", endpoint=hub.url, token=False, cache_dir=tmp_path)
+
+
+def test_a_missing_folder_that_looks_like_a_repo_id_says_both(tmp_path: Path) -> None:
+    unreachable = "http://127.0.0.1:9"
+    with pytest.raises(ReleaseError, match=r"'runs/build': no such folder; as a Hub repo id: cannot reach"):
+        open_release("runs/build", endpoint=unreachable, cache_dir=tmp_path)
+    with pytest.raises(ConnectionError, match=f"cannot reach {unreachable} for 'earthverse/core'"):
+        download_event_package("CSX-001", local_dir=tmp_path, endpoint=unreachable)

@@ -68,8 +68,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.getLogger("earthverse").setLevel(logging.DEBUG if arguments.verbose else logging.INFO)
     try:
         return COMMANDS[arguments.command].run(arguments)
-    except (CommandError, ValueError, OSError) as error:
-        print(f"earthverse {arguments.command}: error: {error}", file=sys.stderr)
+    except (CommandError, ValueError, OSError, LookupError) as error:
+        message = error.args[0] if isinstance(error, KeyError) and error.args else error  # no repr quotes
+        print(f"earthverse {arguments.command}: error: {message}", file=sys.stderr)
         return 2
 
 

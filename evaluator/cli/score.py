@@ -12,7 +12,7 @@ from evaluator.scoring.judge import judge_from_option
 from evaluator.scoring.metrics import summarize
 from evaluator.scoring.pipeline import Scorer
 from evaluator.scoring.scores_io import write_scores
-from evaluator.traces.io import TraceFormatError, read_submission
+from evaluator.traces.io import METADATA_FILE, TraceFormatError, read_submission
 from evaluator.traces.schema import Submission
 from loaders.cache import default_cache_dir
 from loaders.release import open_ground_truth, open_release
@@ -47,6 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(arguments: argparse.Namespace) -> int:
     release = open_release(arguments.release)
     hidden = open_ground_truth(arguments.release)
+    known = {task.task_id for task in release.tasks}
     judge = judge_from_option(
         arguments.judge,
         cache_dir=arguments.judge_cache or default_cache_dir() / "judge",
@@ -54,6 +55,12 @@ def run(arguments: argparse.Namespace) -> int:
         api_key_env=arguments.api_key_env,
     )
     submissions = load_submissions(arguments.traces)
+    unmatched = [s.metadata.system_id for s in submissions if not {t.task_id for t in s.traces} & known]
+    if unmatched:
+        raise CommandError(
+            f"--traces: no trace of {', '.join(unmatched)} is a task of {release.location} "
+            "(a submission for another release?); nothing scored"
+        )
     scorer = Scorer(release, hidden)
     scored = [scorer.score(submission, judge) for submission in submissions]
     for result in scored:
@@ -70,21 +77,43 @@ def run(arguments: argparse.Namespace) -> int:
 
 
 def load_submissions(path: Path) -> list[Submission]:
-    """Every submission at `path`: one file, one traces folder, or a folder of submission folders."""
+    """Every submission at `path`: one file, one traces folder, or a folder of submissions (each a
+    `submission.jsonl` or a traces folder with `metadata.json`, in a subfolder). Any that cannot be read,
+    and two of one system, are a CommandError naming each: nothing is scored from a partial set."""
     if not path.exists():
         raise CommandError(f"--traces {path}: no such file or folder")
-    if path.is_file() or (path / SUBMISSION_FILE).is_file() or (path / "metadata.json").is_file():
+    if path.is_file() or (path / SUBMISSION_FILE).is_file() or (path / METADATA_FILE).is_file():
         return [read_submission(path / SUBMISSION_FILE if (path / SUBMISSION_FILE).is_file() else path)]
-    files = sorted(path.glob(f"*/{SUBMISSION_FILE}"))
-    if not files:
-        raise CommandError(f"--traces {path}: holds no {SUBMISSION_FILE} nor traces with metadata.json")
-    submissions = []
-    for file in files:
+    sources = sorted(
+        folder / SUBMISSION_FILE if (folder / SUBMISSION_FILE).is_file() else folder
+        for folder in path.iterdir()
+        if (folder / SUBMISSION_FILE).is_file() or (folder / METADATA_FILE).is_file()
+    )
+    if not sources:
+        raise CommandError(f"--traces {path}: holds no {SUBMISSION_FILE} nor traces with {METADATA_FILE}")
+    submissions, unreadable = [], []
+    for source in sources:
         try:
-            submissions.append(read_submission(file))
+            submissions.append(read_submission(source))
         except TraceFormatError as error:
-            log.error("skipped %s: %s", file, error)
+            unreadable.append(str(error).splitlines()[0])
+    if unreadable:
+        raise CommandError(
+            f"--traces {path}: {len(unreadable)} submission(s) unreadable: " + "; ".join(unreadable)
+        )
+    _refuse_repeated_systems(submissions, sources)
     return submissions
+
+
+def _refuse_repeated_systems(submissions: list[Submission], sources: list[Path]) -> None:
+    seen: dict[str, Path] = {}
+    for submission, source in zip(submissions, sources, strict=True):
+        system_id = submission.metadata.system_id
+        if system_id in seen:
+            raise CommandError(
+                f"--traces: {seen[system_id]} and {source} are both system {system_id!r}; score them apart"
+            )
+        seen[system_id] = source
 
 
 COMMAND = Command(
