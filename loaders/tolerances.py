@@ -3,6 +3,7 @@ model, used by the release's executable-grounding gate and by the scorer alike."
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 TOLERANCE_TABLES = ("tolerances", "numeric_tolerances")
@@ -26,3 +27,15 @@ def task_tolerances(ground_truth: dict[str, Any]) -> dict[str, float]:
 def is_number(value: Any) -> bool:
     """A real number: int or float, not bool."""
     return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def as_finite(value: Any) -> float | None:
+    """`value` as a float when it is a real number a float can hold (not NaN, not infinite, not an
+    integer beyond the float range); else None."""
+    if not is_number(value):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None

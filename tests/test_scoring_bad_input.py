@@ -69,3 +69,44 @@ def test_a_50_mb_answer_is_not_parsed_and_scores_zero(scorer, trace):
 def test_duplicated_tasks_are_refused_by_name(trace):
     with pytest.raises(ValidationError, match="CSX-001_Q1"):
         Submission(metadata=_metadata(trace), traces=[trace, trace])
+
+
+def test_an_integer_beyond_any_float_is_not_a_number_not_a_crash(scorer, trace):
+    poisoned = _numbers_replaced(trace.final_answer.parsed, 10**400)
+
+    score = _score(scorer, trace, FinalAnswer.from_object(poisoned))
+
+    assert score.status == "scored"
+    numbers = [unit for unit in score.units.units if unit.rule.startswith("number")]
+    assert numbers and all(unit.reason.startswith("not a number: 1000") for unit in numbers)
+    assert all(unit.verdict != "correct" for unit in numbers)
+    assert score.diagnostics.answer_in_trace is None  # no submitted number a float can hold
+
+
+def test_a_trace_the_scorer_cannot_handle_is_invalid_with_the_reason_and_the_run_goes_on(
+    scorer, trace, monkeypatch
+):
+    def cannot(*_):
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr("evaluator.scoring.pipeline.score_units", cannot)
+    submission = Submission(metadata=_metadata(trace), traces=[trace])
+
+    scored = scorer.score(submission)
+
+    score = next(score for score in scored.scores if score.task_id == TASK)
+    assert (score.status, score.u, score.h, score.p) == ("invalid", 0.0, 0.0, 0.0)
+    assert score.reason == "the trace cannot be scored: RecursionError: maximum recursion depth exceeded"
+    assert scored.problems == [f"{TASK}: {score.reason}"]
+    assert len(scored.scores) == 405
+
+
+def _numbers_replaced(value, number):
+    """`value` with every number in it (not flags) replaced by `number`."""
+    if isinstance(value, dict):
+        return {key: _numbers_replaced(item, number) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_numbers_replaced(item, number) for item in value]
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return number
+    return value

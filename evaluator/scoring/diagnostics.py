@@ -8,7 +8,6 @@
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -18,6 +17,7 @@ from pydantic import BaseModel, Field
 from evaluator.traces.schema import Trace
 from loaders.json_leaves import leaves
 from loaders.package import EventPackage, PackagePathError
+from loaders.tolerances import as_finite
 
 OPENING_ACTIONS = frozenset({"read_text_file", "summarize_table_or_json", "inspect_image", "python_exec"})
 """Steps whose evidence files the agent actually read (a search or a listing only names files)."""
@@ -94,8 +94,9 @@ def _relative(path: str, package: EventPackage) -> str | None:
 def _numbers(value: Any) -> Iterator[float]:
     """Every finite number in a JSON value (booleans are flags, not numbers)."""
     for _, leaf in leaves(value):
-        if isinstance(leaf, int | float) and not isinstance(leaf, bool) and math.isfinite(leaf):
-            yield float(leaf)
+        number = as_finite(leaf)
+        if number is not None:
+            yield number
 
 
 class ObservedNumbers:

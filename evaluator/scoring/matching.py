@@ -209,7 +209,10 @@ def as_number(submitted: Any) -> float | None:
     if isinstance(submitted, bool):
         return None
     if is_number(submitted):
-        return float(submitted)
+        try:
+            return float(submitted)  # NaN and infinities stay, to be judged "not a finite number"
+        except OverflowError:  # an integer beyond any float states no measurement
+            return None
     if isinstance(submitted, str):
         return _number_from_text(submitted)
     if isinstance(submitted, dict):

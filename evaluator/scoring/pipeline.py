@@ -15,7 +15,7 @@ from evaluator.scoring.answer import score_units, task_units
 from evaluator.scoring.cost import RunCost, price
 from evaluator.scoring.diagnostics import diagnose
 from evaluator.scoring.judge import AnswerJudge, JudgeResult, NoJudge
-from evaluator.scoring.scores import TaskScore, Trajectory
+from evaluator.scoring.scores import TaskScore, TaskStatus, Trajectory
 from evaluator.scoring.submission import submitted_answer
 from evaluator.scoring.units import Unit
 from evaluator.traces.schema import Submission, Trace
@@ -31,6 +31,10 @@ class ScoredSubmission(BaseModel):
     system_name: str
     scores: list[TaskScore]
     problems: list[str] = Field(default_factory=list)
+
+
+UNSCORABLE = (ArithmeticError, ValueError, TypeError, RecursionError)
+"""What a submitted answer can drive the scoring code into (a number beyond floats, nesting too deep)."""
 
 
 class Scorer:
@@ -59,7 +63,13 @@ class Scorer:
             if trace is None:
                 scores.append(not_run(metadata.system_id, task, "no trace for this task"))
                 continue
-            score = self.score_trace(metadata.system_id, task, trace)
+            try:
+                score = self.score_trace(metadata.system_id, task, trace)
+            except UNSCORABLE as error:  # one task's odd answer must not sink the whole scoring run
+                reason = f"the trace cannot be scored: {type(error).__name__}: {error}"
+                problems.append(f"{task.task_id}: {reason}")
+                scores.append(zero_score(metadata.system_id, task, "invalid", reason))
+                continue
             scores.append(with_judgement(score, judge.judge(task, self.hidden[task.task_id], trace)))
         named = [score.model_copy(update={"system_name": metadata.system_name}) for score in scores]
         return ScoredSubmission(
@@ -119,13 +129,18 @@ def with_judgement(score: TaskScore, result: JudgeResult) -> TaskScore:
 
 
 def not_run(system_id: str, task: Task, reason: str) -> TaskScore:
-    """The zero score of a task the system did not (validly) run: U, H and P all zero, so that a judged
+    """The zero score of a task the system did not run (see `zero_score`)."""
+    return zero_score(system_id, task, "not_run", reason)
+
+
+def zero_score(system_id: str, task: Task, status: TaskStatus, reason: str) -> TaskScore:
+    """The zero score of a task not run or not scorable: U, H and P all zero, so that a judged
     submission that skipped tasks still gets a Core, with those tasks at zero."""
     return TaskScore(
         system_id=system_id,
         task_id=task.task_id,
         event_id=task.event_id,
-        status="not_run",
+        status=status,
         reason=reason,
         u=0.0,
         h=0.0,
