@@ -18,6 +18,7 @@ from pydantic import ValidationError, model_validator
 
 from loaders.cache import default_cache_dir, file_sha256
 from loaders.models import Event, FileEntry, GroundTruth, HiddenTask, Task
+from loaders.release import problem
 
 SOURCE_DIRNAME = "earthverse-source"
 COMPLETE_MARKER = ".complete"
@@ -106,7 +107,7 @@ def _read_record(path: Path) -> SourceTaskRecord:
     try:
         record = SourceTaskRecord.model_validate_json(path.read_bytes())
     except ValidationError as error:
-        raise SourceError(f"{path}: not a valid task record: {error}") from error
+        raise SourceError(f"{path}: not a valid task record: {problem(error)}") from error
     if path.stem != record.task_id:
         raise SourceError(f"{path}: file name does not match its task_id {record.task_id!r}")
     return record

@@ -106,6 +106,7 @@ def test_a_record_part_that_does_not_fit_the_data_model_is_refused_on_reading(
     with pytest.raises(SourceError, match=r"CSX-001_Q2\.json: not a valid task record") as refused:
         _ = open_source(mini).records
     assert complaint in str(refused.value)
+    assert "input_value" not in str(refused.value)  # the record's (hidden) values are never echoed
 
 
 def test_folder_source_is_accepted_as_is(source_release, tmp_path):
