@@ -26,6 +26,7 @@ class Space:
     uploads: list[str] = field(default_factory=list)
     polls: list[str] = field(default_factory=list)
     statuses: Iterator[str] = field(default_factory=lambda: iter(()))
+    on_submit: str = "queued"
 
 
 @pytest.fixture
@@ -41,7 +42,7 @@ def space(monkeypatch: pytest.MonkeyPatch) -> Iterator[Space]:
         if '"metadata"' not in content.splitlines()[0]:
             raise gr.Error("not a submission")
         state.uploads.append(content)
-        return {"receipt": f"R-{next(receipts)}", "status": "queued", "message": "received"}
+        return {"receipt": f"R-{next(receipts)}", "status": state.on_submit, "message": "received"}
 
     def status(receipt: str) -> dict[str, str]:
         state.polls.append(receipt)
@@ -138,3 +139,29 @@ def test_a_run_with_infrastructure_failures_is_refused_unless_allowed(
 
     assert main(["submit", str(run_folder), "--space", space.url, "--allow-infrastructure-failures"]) == 0
     assert len(space.uploads) == 1
+
+
+def test_a_refused_submission_or_a_wait_that_runs_out_exits_non_zero(
+    space: Space, run_folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    space.on_submit = "rejected"
+    assert main(["submit", str(run_folder), "--space", space.url]) == 1
+    assert "the Space refused the submission (rejected)" in capsys.readouterr().err
+
+    space.on_submit = "queued"
+    space.statuses = itertools.repeat("queued")
+    code = main(
+        [
+            "submit",
+            str(run_folder),
+            "--space",
+            space.url,
+            "--wait",
+            "--wait-timeout",
+            "0.2",
+            "--poll-interval",
+            "0.05",
+        ]
+    )
+    assert code == 1
+    assert "still queued after 0.2 s" in capsys.readouterr().err

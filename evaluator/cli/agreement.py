@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from dataset.source import recorded_runs_dir
-from evaluator.cli.base import Command, CommandError, add_trajectories_argument
+from evaluator.cli.base import Command, CommandError, add_trajectories_argument, number_above
 from evaluator.scoring.agreement import AgreementReport, Figures, agreement, read_recorded_runs
 from loaders.atomic import write_text_atomic
 from loaders.release import open_ground_truth, open_release
@@ -32,7 +32,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_trajectories_argument(parser)
     parser.add_argument("--out", type=Path, default=None, help="write the figures as JSON here")
-    parser.add_argument("--worst", type=int, default=20, help="how many most-disagreeing runs to list")
+    parser.add_argument(
+        "--worst",
+        type=number_above(int, 0, or_equal=True),
+        default=20,
+        help="how many most-disagreeing runs to list",
+    )
 
 
 def run(arguments: argparse.Namespace) -> int:

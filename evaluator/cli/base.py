@@ -6,6 +6,7 @@ import argparse
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 
 class CommandError(Exception):
@@ -28,3 +29,25 @@ def add_trajectories_argument(parser: argparse.ArgumentParser) -> None:
         help="recorded runs: a trajectories folder (<system>/<task_id>.json), or the source release "
         "(archive or folder) that holds one",
     )
+
+
+def number_above(kind: Callable[[str], float], floor: float, or_equal: bool = False) -> Callable[[str], Any]:
+    """An argparse type: a `kind` number above `floor` (or equal to it); argparse names the option when
+    a value is refused."""
+
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if value < floor or (value == floor and not or_equal):
+            bound = "at least" if or_equal else "above"
+            raise argparse.ArgumentTypeError(f"must be {bound} {floor:g}, got {text}")
+        return value
+
+    return parse
+
+
+positive_float = number_above(float, 0)
+positive_int = number_above(int, 0)
+non_negative_float = number_above(float, 0, or_equal=True)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from dataset.build import build_release
 from dataset.gt_runner import DEFAULT_TIMEOUT_S
-from evaluator.cli.base import Command
+from evaluator.cli.base import Command, positive_float, positive_int
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -16,9 +16,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--out", type=Path, required=True, help="folder to write the canonical release into")
     parser.add_argument(
-        "--jobs", type=int, default=2, help="parallel workers for the package audit and GT programs"
+        "--jobs", type=positive_int, default=2, help="parallel workers for the package audit and GT programs"
     )
-    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds per GT program")
+    parser.add_argument(
+        "--timeout", type=positive_float, default=DEFAULT_TIMEOUT_S, help="seconds per GT program"
+    )
     parser.add_argument("--force", action="store_true", help="rebuild even when the output is up to date")
     parser.add_argument(
         "--cache-dir", type=Path, default=None, help="where archives are unpacked (default .cache/)"

@@ -10,7 +10,7 @@ import argparse
 from pathlib import Path
 
 from evaluator.agents.registry import AgentOptions, agent_from_option
-from evaluator.cli.base import Command, CommandError
+from evaluator.cli.base import Command, CommandError, positive_float, positive_int
 from evaluator.cli.tables import print_leaderboard
 from evaluator.harness.budgets import Budgets
 from evaluator.harness.local_score import hidden_truth, score_run
@@ -34,18 +34,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--tasks", default="all", help="all | CSX-001_Q1,CSX-002_Q1 | hazard_family=flood,difficulty=L3"
     )
-    parser.add_argument("--concurrency", type=int, default=4, help="tasks run at once")
+    parser.add_argument("--concurrency", type=positive_int, default=4, help="tasks run at once")
     parser.add_argument("--out", type=Path, required=True, help="run folder, e.g. runs/<id>")
     parser.add_argument("--resume", action="store_true", help="finish an interrupted run in --out")
     parser.add_argument("--review", action="store_true", help="add the bounded final-review phase")
     parser.add_argument("--api-base", default=None, help="model API base URL (e.g. a local server)")
     parser.add_argument("--api-key-env", default=None, help="environment variable holding the API key")
-    parser.add_argument("--tool-mode", choices=("auto", "native", "json"), default="auto")
-    parser.add_argument("--timeout", type=float, default=120.0, help="seconds one model call may take")
+    parser.add_argument(
+        "--tool-mode",
+        choices=("auto", "native", "json"),
+        default="auto",
+        help="native tool calling, the paper's JSON action contract, or whichever litellm says the model has",
+    )
+    parser.add_argument(
+        "--timeout", type=positive_float, default=120.0, help="seconds one model call may take"
+    )
     parser.add_argument("--system-id", default=None, help="system id of the submission")
     parser.add_argument("--system-name", default=None, help="display name of the system")
-    parser.add_argument("--organisation", default="unknown")
-    parser.add_argument("--contact", default="unknown")
+    parser.add_argument("--organisation", default="unknown", help="organisation named in the submission")
+    parser.add_argument("--contact", default="unknown", help="contact named in the submission")
     parser.add_argument("--ground-truth", default=None, help="hidden ground truth to score with locally")
     parser.add_argument("--no-score", action="store_true", help="do not score the run locally")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
-from evaluator.cli.base import Command, CommandError
+from evaluator.cli.base import Command, CommandError, non_negative_float, positive_float
 from evaluator.harness.submit import SpaceClient, SpaceReply, SubmitError, submission_file
 from evaluator.secrets import secret_from_env
 
@@ -22,11 +23,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="submit even tasks that ended in an infrastructure failure (they score zero)",
     )
-    parser.add_argument("--wait-timeout", type=float, default=600.0, help="seconds to wait at most")
-    parser.add_argument("--poll-interval", type=float, default=5.0, help="seconds between status polls")
+    parser.add_argument("--wait-timeout", type=positive_float, default=600.0, help="seconds to wait at most")
+    parser.add_argument(
+        "--poll-interval", type=non_negative_float, default=5.0, help="seconds between status polls"
+    )
 
 
 def run(arguments: argparse.Namespace) -> int:
+    """0 when the Space took the submission (queued or, with --wait, scored); 1 when it refused it or
+    --wait ran out while it was still pending."""
     try:
         file = submission_file(arguments.run, arguments.allow_infrastructure_failures)
         client = SpaceClient(arguments.space, secret_from_env(arguments.token_env, "token"))
@@ -37,6 +42,12 @@ def run(arguments: argparse.Namespace) -> int:
             show(reply)
     except SubmitError as error:
         raise CommandError(str(error)) from error
+    if reply.refused:
+        print(f"earthverse submit: the Space refused the submission ({reply.status})", file=sys.stderr)
+        return 1
+    if arguments.wait and reply.pending:
+        print(f"earthverse submit: still {reply.status} after {arguments.wait_timeout:g} s", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -16,6 +16,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from evaluator.traces.io import read_submission
 
 PENDING_STATUSES = frozenset({"queued", "pending", "running", "scoring", "received"})
+REFUSED_STATUSES = frozenset({"rejected", "unknown", "failed", "error"})
+"""Final statuses that mean the submission is not (and will not be) on the leaderboard."""
 SUBMISSION_FILE = "submission.jsonl"
 
 
@@ -31,6 +33,10 @@ class SpaceReply(BaseModel):
     @property
     def pending(self) -> bool:
         return self.status.lower() in PENDING_STATUSES
+
+    @property
+    def refused(self) -> bool:
+        return self.status.lower() in REFUSED_STATUSES
 
 
 class SubmitError(ValueError):
