@@ -13,9 +13,10 @@ from typing import Any
 
 import pytest
 
-from evaluator.agents.base import AgentView, FinalAnswerAction, ToolCall
+from evaluator.agents.base import AgentView, FinalAnswerAction, InfrastructureFailure, ToolCall
 from evaluator.agents.registry import agent_from_option
 from evaluator.cli import main
+from evaluator.cli.run import INCOMPLETE
 from evaluator.harness.runner import Runner, RunOptions, select_tasks
 from evaluator.scoring.pipeline import Scorer
 from evaluator.scoring.scores_io import read_scores
@@ -44,6 +45,13 @@ class SlowAgent:
             return ToolCall(tool="list_package_files", arguments={"subdir": "."})
         time.sleep(float(os.environ.get("SLOW_AGENT_SECONDS", "0")))
         return FinalAnswerAction(arguments={"answer": {"turns": self.turns}})
+
+
+class DownAgent:
+    """A user agent whose own backend is down (python:tests.test_cli_run:DownAgent)."""
+
+    async def step(self, view: AgentView) -> ToolCall | FinalAnswerAction:
+        raise InfrastructureFailure("my backend is down")
 
 
 @pytest.fixture(scope="module")
@@ -186,6 +194,39 @@ def test_a_task_whose_package_cannot_be_read_is_an_infrastructure_failure_and_th
     assert summary.statuses == {"ok": 2, "infrastructure_failure": 1}
 
 
+def test_a_run_with_infrastructure_failures_exits_3_and_says_to_resume(
+    built_release: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = run_cli("--agent", "python:tests.test_cli_run:DownAgent", "--release", str(built_release),
+                   "--tasks", TASKS[0], "--out", str(tmp_path / "run"), "--no-score")  # fmt: skip
+
+    assert code == INCOMPLETE == 3
+    assert "1 task(s) hit an infrastructure failure: rerun with --resume" in capsys.readouterr().err
+
+
+def test_resume_refuses_another_task_selection(
+    built_release: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    arguments = (
+        "--agent",
+        "scripted",
+        "--release",
+        str(built_release),
+        "--out",
+        str(tmp_path / "run"),
+        "--no-score",
+    )
+    assert run_cli(*arguments, "--tasks", TASKS[0]) == 0
+
+    assert run_cli(*arguments, "--tasks", TASKS[1], "--resume") == 2
+    assert (
+        f"--tasks selected 1 task(s), {TASKS[0]} … {TASKS[0]}, now 1 task(s), {TASKS[1]} … {TASKS[1]}"
+        in capsys.readouterr().err
+    )
+    assert run_cli(*arguments, "--tasks", TASKS[0], "--resume", "--review") == 2
+    assert "review was False, now True" in capsys.readouterr().err
+
+
 def test_a_finished_run_folder_is_not_overwritten_without_resume(
     built_release: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -240,8 +281,7 @@ def test_bad_options_are_one_line_errors(
 
     assert run_cli("--agent", "nonsense:x", "--release", str(built_release), "--out", out) == 2
     assert "unknown kind 'nonsense'; known: litellm, replay, scripted, python" in capsys.readouterr().err
-    assert (
+    with pytest.raises(SystemExit) as refused:  # argparse's own refusal, also status 2
         run_cli("--agent", "scripted", "--release", str(built_release), "--out", out, "--concurrency", "0")
-        == 2
-    )
-    assert "--concurrency must be at least 1" in capsys.readouterr().err
+    assert refused.value.code == 2
+    assert "argument --concurrency: must be above 0, got 0" in capsys.readouterr().err

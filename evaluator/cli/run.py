@@ -7,6 +7,7 @@ run's submission.jsonl, then scores the run locally when the hidden ground truth
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from evaluator.agents.registry import AgentOptions, agent_from_option
@@ -18,6 +19,9 @@ from evaluator.harness.runner import Runner, RunOptions, RunSummary, select_task
 from evaluator.traces.io import read_submission
 from loaders.models import Task
 from loaders.release import Release, open_release
+
+INCOMPLETE = 3
+"""Exit status of a run that finished with tasks to rerun (infrastructure failures)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -59,8 +63,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(arguments: argparse.Namespace) -> int:
-    if arguments.concurrency < 1:
-        raise CommandError(f"--concurrency must be at least 1, not {arguments.concurrency}")
+    """0 when every task finished on the agent's account; INCOMPLETE when some hit an infrastructure
+    failure and need --resume."""
     release = _release(arguments)
     tasks = select_tasks(release, arguments.tasks)
     budgets = Budgets()
@@ -90,7 +94,7 @@ def run(arguments: argparse.Namespace) -> int:
     report(summary)
     if not arguments.no_score:
         score_locally(release, tasks, summary, arguments.ground_truth)
-    return 0
+    return INCOMPLETE if summary.statuses.get("infrastructure_failure") else 0
 
 
 def _release(arguments: argparse.Namespace) -> Release:
@@ -111,7 +115,10 @@ def report(summary: RunSummary) -> None:
     print(f"submission: {summary.submission}")
     failed = summary.statuses.get("infrastructure_failure", 0)
     if failed:
-        print(f"{failed} task(s) hit an infrastructure failure: rerun with --resume before submitting")
+        print(
+            f"{failed} task(s) hit an infrastructure failure: rerun with --resume before submitting",
+            file=sys.stderr,
+        )
 
 
 def score_locally(release: Release, tasks: list[Task], summary: RunSummary, ground_truth: str | None) -> None:

@@ -189,7 +189,8 @@ class Runner:
         manifest_path = out / RUN_FILE
         refuse_foreign_folder(out, RUN_FILE, "earthverse run")
         if manifest_path.is_file():
-            self._check_resumable(parse_json_as(RunManifest, read_bytes(manifest_path), str(manifest_path)))
+            earlier = parse_json_as(RunManifest, read_bytes(manifest_path), str(manifest_path))
+            self._check_resumable(earlier, tasks)
         manifest = RunManifest(
             agent=self.agent_option,
             system_id=self.spec.system.system_id,
@@ -202,7 +203,7 @@ class Runner:
         )
         write_text_atomic(manifest_path, [manifest.model_dump_json(indent=2), "\n"])
 
-    def _check_resumable(self, earlier: RunManifest) -> None:
+    def _check_resumable(self, earlier: RunManifest, tasks: Sequence[Task]) -> None:
         out = self.options.out
         if not self.options.resume:
             raise ValueError(
@@ -213,9 +214,14 @@ class Runner:
             for name, old, new in (
                 ("system_id", earlier.system_id, self.spec.system.system_id),
                 ("dataset_version", earlier.dataset_version, self.release.version),
+                ("review", earlier.review, self.options.review),
+                ("budgets", earlier.budgets, self.options.budgets),
             )
             if old != new
         ]
+        selected = [task.task_id for task in tasks]
+        if set(earlier.tasks) != set(selected):
+            mismatched.append(f"--tasks selected {_span(earlier.tasks)}, now {_span(selected)}")
         if mismatched:
             raise ValueError(f"{out}: cannot resume a different run: {'; '.join(mismatched)}")
 
@@ -282,6 +288,11 @@ class Runner:
             notes=f"earthverse run --agent {self.agent_option}"
             + (" --review" if self.options.review else ""),
         )
+
+
+def _span(task_ids: Sequence[str]) -> str:
+    """A task selection in a message: its size, first and last ids."""
+    return f"{len(task_ids)} task(s), {task_ids[0]} … {task_ids[-1]}" if task_ids else "no task"
 
 
 def _progress(enabled: bool, done: int, total: int) -> Progress:
