@@ -12,6 +12,7 @@ import pytest
 from evaluator.cli import main
 from evaluator.scoring.scores_io import read_scores, write_scores
 from evaluator.traces.io import read_submission, write_submission
+from tests.openai_standin import HttpError, OpenAIStandin
 
 SYSTEMS = ("gpt-4o", "qwen3-4b")
 
@@ -158,3 +159,27 @@ def test_missing_traces_and_scores_are_clear_errors(built_release, tmp_path, cap
     assert code == 2 and "no such file or folder" in capsys.readouterr().err
     code = main(["leaderboard", "--release", str(built_release), "--scores", str(tmp_path / "none.jsonl")])
     assert code == 2 and "no such scores file" in capsys.readouterr().err
+
+
+def test_score_exits_3_when_the_judge_gives_no_verdict(
+    two_systems, built_release, tmp_path, capsys, monkeypatch
+):
+    submission = read_submission(two_systems / "gpt-4o" / "submission.jsonl")
+    one = tmp_path / "one.jsonl"
+    write_submission(one, submission.model_copy(update={"traces": submission.traces[:1]}))
+    monkeypatch.setenv("EARTHVERSE_TEST_JUDGE_KEY", "test-key")
+    out = tmp_path / "scores.jsonl"
+
+    with OpenAIStandin([HttpError(401, "invalid api key")]) as api:
+        code = main(
+            ["score", "--release", str(built_release), "--traces", str(one), "--out", str(out),
+             "--judge", "openai/standin-judge", "--api-base", api.url,
+             "--api-key-env", "EARTHVERSE_TEST_JUDGE_KEY", "--judge-cache", str(tmp_path / "verdicts")]
+        )  # fmt: skip
+
+    assert code == 3
+    assert "the judge gave no verdict for 1 task(s)" in capsys.readouterr().err
+    run = [score for score in read_scores(out) if score.status == "scored"]
+    assert [(score.task_id, score.judge_status) for score in run] == [
+        (submission.traces[0].task_id, "unavailable")
+    ]

@@ -66,8 +66,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Our own progress at INFO; third-party libraries (pypdf, rasterio) only when they warn.
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(message)s", datefmt="%H:%M:%S")
     logging.getLogger("earthverse").setLevel(logging.DEBUG if arguments.verbose else logging.INFO)
+    command = COMMANDS[arguments.command]
     try:
-        return COMMANDS[arguments.command].run(arguments)
+        return command.run(arguments)
+    except KeyboardInterrupt:
+        print(
+            f"earthverse {arguments.command}: interrupted. {command.on_interrupt}".rstrip(), file=sys.stderr
+        )
+        return 130
     except (CommandError, ValueError, OSError, LookupError) as error:
         message = error.args[0] if isinstance(error, KeyError) and error.args else error  # no repr quotes
         print(f"earthverse {arguments.command}: error: {message}", file=sys.stderr)

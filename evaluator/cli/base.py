@@ -18,6 +18,8 @@ class Command:
     help: str
     add_arguments: Callable[[argparse.ArgumentParser], None]
     run: Callable[[argparse.Namespace], int]
+    on_interrupt: str = ""
+    """What to tell a user who stopped the command with Ctrl-C (how to carry on)."""
 
 
 def add_trajectories_argument(parser: argparse.ArgumentParser) -> None:

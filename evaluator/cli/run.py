@@ -136,4 +136,5 @@ COMMAND = Command(
     help="Run an agent over tasks under the paper's protocol; write traces, a submission and local scores.",
     add_arguments=add_arguments,
     run=run,
+    on_interrupt="Finished tasks are kept: the same command with --resume runs the rest.",
 )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 from pathlib import Path
 
 from evaluator.cli.base import Command, CommandError
@@ -18,6 +19,8 @@ from loaders.cache import default_cache_dir
 from loaders.release import open_ground_truth, open_release
 
 log = logging.getLogger("earthverse.score")
+INCOMPLETE = 3
+"""Exit status when the judge gave no verdict for some task (a rescore retries them)."""
 SUBMISSION_FILE = "submission.jsonl"
 
 
@@ -73,6 +76,14 @@ def run(arguments: argparse.Namespace) -> int:
     )
     count = sum(len(result.scores) for result in scored)
     print(f"{arguments.out}: {count} task scores of {len(scored)} systems ({judged})")
+    unjudged = sum(score.judge_status == "unavailable" for result in scored for score in result.scores)
+    if unjudged:
+        print(
+            f"earthverse score: the judge gave no verdict for {unjudged} task(s) (judge_status unavailable, "
+            "not scored as zero); score again to retry them, verdicts already given are cached",
+            file=sys.stderr,
+        )
+        return INCOMPLETE
     return 0
 
 
