@@ -286,6 +286,16 @@ def test_truncated_png_raises_reader_error(tmp_path: Path) -> None:
         read_file(_write(tmp_path / "cut.png", data[: len(data) // 2]))
 
 
+def test_a_parser_error_quoting_the_path_names_only_the_file(tmp_path: Path) -> None:
+    (tmp_path / "host-only-folder").mkdir()
+    garbage = _write(tmp_path / "host-only-folder" / "fake.png", b"\x89PNG\r\n\x1a\n" + b"not an image" * 10)
+
+    with pytest.raises(ReaderError) as error:
+        read_file(garbage, "image")
+
+    assert "fake.png" in str(error.value) and "host-only-folder" not in str(error.value)
+
+
 # ---------------------------------------------------------------- ZIP
 
 

@@ -69,6 +69,8 @@ def _read_as(spec: ReaderSpec, path: Path, detected_by: str) -> Reading:
     except ReaderError:
         raise
     except Exception as exc:  # third-party parsers raise assorted exception types on malformed input
-        raise ReaderError(path, spec.name, f"{type(exc).__name__}: {exc}") from exc
+        # Parsers quote the path they were given; only the file name may reach an agent.
+        reason = str(exc).replace(str(path), path.name)
+        raise ReaderError(path, spec.name, f"{type(exc).__name__}: {reason}") from exc
     reading.metadata.update(size_bytes=path.stat().st_size, detected_by=detected_by)
     return reading
