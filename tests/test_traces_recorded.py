@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections import defaultdict
 from pathlib import Path
 
@@ -184,6 +185,19 @@ def test_malformed_recorded_run_names_the_file_and_field(source_release, tmp_pat
     path.write_text(json.dumps(source), encoding="utf-8")
     with pytest.raises(
         TraceFormatError, match=r"CSX-321_Q2\.json: cannot be converted to a trace: run_status"
+    ):
+        read_recorded_trace(path)
+
+
+def test_a_nan_score_in_a_recorded_run_is_refused_by_file_and_field(source_release, tmp_path):
+    source = _source_json(_run_path(source_release, "gpt-5-5/CSX-321_Q2"))
+    source["scores"]["unit_accuracy"] = math.nan
+    path = tmp_path / "gpt-5-5" / "CSX-321_Q2.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(source), encoding="utf-8")  # json writes NaN, as some harnesses do
+
+    with pytest.raises(
+        TraceFormatError, match=r"CSX-321_Q2\.json: not a valid RecordedRun: scores\.unit_accuracy"
     ):
         read_recorded_trace(path)
 

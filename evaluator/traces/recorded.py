@@ -36,9 +36,11 @@ STEP_BLOCKS = ("output", "code", "stdout", "stderr")
 
 
 class _Source(BaseModel):
-    """A part of the recorded format; unknown keys are kept (in `model_extra`) so nothing is lost."""
+    """A part of the recorded format; unknown keys are kept (in `model_extra`) so nothing is lost. A NaN
+    or infinite number is refused here: the trace it would become could not be written as JSON and read
+    back."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", allow_inf_nan=False)
 
 
 class RecordedText(_Source):
