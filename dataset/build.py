@@ -7,6 +7,7 @@ when complete, so an interrupted or failed build never leaves a partial result t
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import time
 from collections.abc import Callable, Iterable
@@ -30,6 +31,8 @@ from loaders.paper_results import PAPER_LEADERBOARD_FILE, from_source_models
 log = logging.getLogger("earthverse.build")
 
 STAMP_NAME = "build_stamp.json"
+CONTENTS_NAME = "build_contents.json"
+"""Every file of the finished build with its size (see `build_contents`)."""
 REPORT_JSON = "release_report.json"
 REPORT_MD = "release_report.md"
 CODE_PACKAGES = ("dataset", "loaders")
@@ -124,8 +127,21 @@ def _build_into(
     (staging / REPORT_JSON).write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
     (staging / REPORT_MD).write_text(render_markdown(report), encoding="utf-8")
     _stage("hub folders", lambda: build_hub(staging, jobs=jobs))
+    (staging / CONTENTS_NAME).write_text(
+        json.dumps(build_contents(staging), indent=0) + "\n", encoding="utf-8"
+    )
     (staging / STAMP_NAME).write_text(stamp.model_dump_json(indent=2) + "\n", encoding="utf-8")
     return report
+
+
+def build_contents(out: Path) -> dict[str, int]:
+    """Every file of a build with its size, but the two files that describe the build itself: a build
+    whose files differ from the listing it was finished with is not up to date, whatever its stamp."""
+    return {
+        name: path.stat().st_size
+        for path in sorted(out.rglob("*"))
+        if path.is_file() and (name := path.relative_to(out).as_posix()) not in (STAMP_NAME, CONTENTS_NAME)
+    }
 
 
 def _first_record_per_event(records: list[SourceTaskRecord]) -> dict[str, SourceTaskRecord]:
@@ -185,6 +201,7 @@ def _is_up_to_date(out: Path, stamp: BuildStamp) -> bool:
     if not stamp_path.is_file() or not (out / REPORT_JSON).is_file():
         return False
     try:
-        return BuildStamp.model_validate_json(stamp_path.read_bytes()) == stamp
-    except ValueError:
+        same_build = BuildStamp.model_validate_json(stamp_path.read_bytes()) == stamp
+        return same_build and json.loads((out / CONTENTS_NAME).read_bytes()) == build_contents(out)
+    except (ValueError, OSError):
         return False

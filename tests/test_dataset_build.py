@@ -4,6 +4,7 @@ per task and never leaves a partial output behind."""
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 
@@ -52,6 +53,21 @@ def test_canonical_layout_holds_every_file(built_release):
 def test_rebuild_with_unchanged_input_is_up_to_date(built_release, source_archive):
     result = build_release(source_archive, built_release)
     assert result.up_to_date and result.report.totals.tasks == 405
+
+
+def test_a_damaged_build_is_not_up_to_date_and_is_rebuilt(source_release, tmp_path):
+    mini = make_mini_source(source_release, tmp_path / "src")
+    out = build_release(mini, tmp_path / "out", timeout_s=30).out
+    tasks_table = out / "hub" / "public" / "tasks.parquet"
+    whole = tasks_table.read_bytes()
+    tasks_table.unlink()
+    shutil.rmtree(out / "packages" / "CSX-001" / "data")
+
+    again = build_release(mini, out, timeout_s=30)
+
+    assert not again.up_to_date
+    assert tasks_table.read_bytes() == whole and (out / "packages" / "CSX-001" / "data").is_dir()
+    assert build_release(mini, out, timeout_s=30).up_to_date
 
 
 def test_crashing_and_hanging_programs_fail_their_gate_and_the_build_finishes(source_release, tmp_path):
