@@ -14,6 +14,7 @@ import csv
 import hashlib
 import json
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -193,6 +194,7 @@ class Release:
         package_root: Callable[[str], Path],
         paper_leaderboard: PaperLeaderboard | None = None,
     ) -> None:
+        _require_consistent(location, tasks, events, manifests)
         self.location = location
         self.paper_leaderboard = paper_leaderboard
         """The paper's reported figures, when the release carries them."""
@@ -227,6 +229,30 @@ class Release:
     def _require_event(self, event_id: str) -> None:
         if event_id not in self.events:
             raise KeyError(f"{self.location} has no event {event_id!r}")
+
+
+def _require_consistent(
+    location: str, tasks: list[Task], events: dict[str, Event], manifests: dict[str, list[FileEntry]]
+) -> None:
+    """A release whose parts disagree (a half-copied folder, a mislabelled package) is refused, naming
+    the first disagreement of each kind."""
+    problems = [] if tasks else ["it holds no task"]
+    repeated = sorted(
+        task_id for task_id, count in Counter(task.task_id for task in tasks).items() if count > 1
+    )
+    if repeated:
+        problems.append(f"task(s) {', '.join(repeated[:3])} appear more than once")
+    homeless = sorted({task.event_id for task in tasks} - set(events))
+    if homeless:
+        problems.append(f"tasks of {', '.join(homeless[:3])} have no event package")
+    mislabelled = [f"{key} holds {event.event_id}" for key, event in events.items() if event.event_id != key]
+    if mislabelled:
+        problems.append(f"event records disagree with their package: {', '.join(mislabelled[:3])}")
+    without_manifest = sorted(set(events) - set(manifests))
+    if without_manifest:
+        problems.append(f"no manifest for {', '.join(without_manifest[:3])}")
+    if problems:
+        raise ReleaseError(f"{location}: inconsistent release: {'; '.join(problems)}")
 
 
 def open_release(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import stat
 import zipfile
@@ -277,3 +278,32 @@ def test_a_ground_truth_row_that_does_not_fit_is_named_without_its_hidden_values
     ) as error:
         open_ground_truth(private)
     assert secret not in str(error.value)
+
+
+@pytest.mark.parametrize(
+    ("damage", "complaint"),
+    [
+        (lambda out: shutil.rmtree(out / "packages" / "CSX-003"), "tasks of CSX-003 have no event package"),
+        (
+            lambda out: shutil.copytree(out / "tasks" / "CSX-001", out / "tasks" / "CSX-777"),
+            "task(s) CSX-001_Q1, CSX-001_Q2, CSX-001_Q3 appear more than once",
+        ),
+        (
+            lambda out: (out / "packages" / "CSX-003").rename(out / "packages" / "CSX-004"),
+            "event records disagree with their package: CSX-004 holds CSX-003",
+        ),
+        (lambda out: [shutil.rmtree(folder) for folder in (out / "tasks").iterdir()], "it holds no task"),
+    ],
+)
+def test_a_release_whose_parts_disagree_is_refused(
+    built_release: Path, tmp_path: Path, damage: Callable[[Path], object], complaint: str
+) -> None:
+    out = tmp_path / "out"
+    for event_id in ("CSX-001", "CSX-003"):
+        shutil.copytree(layout.package_dir(built_release, event_id), layout.package_dir(out, event_id))
+        shutil.copytree(built_release / "tasks" / event_id, out / "tasks" / event_id)
+    assert len(open_release(out).tasks) == 5
+    damage(out)
+
+    with pytest.raises(ReleaseError, match=re.escape(complaint)):
+        open_release(out)
