@@ -50,9 +50,10 @@ def test_anchoring_ignores_punctuation_in_event_names(records, built_release):
     assert anchoring.check(_inputs(records, built_release, "CSX-202_Q1")).passed
 
 
-def test_anchoring_catches_a_wrong_event_id(records, built_release):
-    inputs = _inputs(records, built_release, "CSX-001_Q1", event_id="CSX-002")
-    assert "package_id 'CSX-001' is not the task's event 'CSX-002'" in anchoring.check(inputs).reason
+def test_anchoring_catches_an_event_record_of_another_event(records, built_release):
+    event = {**records["CSX-001_Q1"].event, "package_id": "CSX-002"}
+    inputs = _inputs(records, built_release, "CSX-001_Q1", event=event)
+    assert "package_id 'CSX-002' is not the task's event 'CSX-001'" in anchoring.check(inputs).reason
 
 
 def test_anchoring_catches_a_task_whose_event_record_differs_from_its_package(records, built_release):

@@ -14,14 +14,14 @@ import pytest
 from huggingface_hub import DatasetCard
 
 import dataset.hub.build
-from dataset.hub import HubError, build_hub
+from dataset.hub import build_hub
 from dataset.hub.archives import write_package_archive
 from loaders import layout
 from loaders.download import parse_checksums
 from loaders.models import HIDDEN_TASK_FIELDS, Task
 from loaders.package import EventPackage
 from loaders.paper_results import PAPER_LEADERBOARD_FILE
-from loaders.release import GROUND_TRUTH_COLUMNS, read_hidden_records, task_from_row
+from loaders.release import GROUND_TRUTH_COLUMNS, ReleaseError, read_hidden_records, task_from_row
 
 PUBLIC_NAMES = {"README.md", "tasks.parquet", "events.parquet", PAPER_LEADERBOARD_FILE, "checksums.sha256"}
 
@@ -229,6 +229,6 @@ def test_a_failed_rebuild_leaves_the_previous_folders_and_no_staging(
 def test_a_layout_task_without_its_package_is_refused(built_release: Path, tmp_path: Path) -> None:
     out = copy_layout(built_release, tmp_path / "out", ("CSX-001",))
     shutil.copytree(built_release / "tasks" / "CSX-003", out / "tasks" / "CSX-003")
-    with pytest.raises(HubError, match="CSX-003"):
+    with pytest.raises(ReleaseError, match="tasks of CSX-003 have no event package"):
         build_hub(out)
     assert not (out / "hub" / "public").exists()
