@@ -16,7 +16,7 @@ import pytest
 from evaluator.agents.base import AgentView, FinalAnswerAction, InfrastructureFailure, ToolCall
 from evaluator.agents.registry import agent_from_option
 from evaluator.cli import main
-from evaluator.cli.run import INCOMPLETE
+from evaluator.cli.base import INCOMPLETE
 from evaluator.harness.runner import Runner, RunOptions, select_tasks
 from evaluator.scoring.pipeline import Scorer
 from evaluator.scoring.scores_io import read_scores

@@ -159,6 +159,9 @@ def test_missing_traces_and_scores_are_clear_errors(built_release, tmp_path, cap
     assert code == 2 and "no such file or folder" in capsys.readouterr().err
     code = main(["leaderboard", "--release", str(built_release), "--scores", str(tmp_path / "none.jsonl")])
     assert code == 2 and "no such scores file" in capsys.readouterr().err
+    (tmp_path / "empty.jsonl").write_text("")
+    code = main(["leaderboard", "--release", str(built_release), "--scores", str(tmp_path / "empty.jsonl")])
+    assert code == 2 and "holds no task score" in capsys.readouterr().err
 
 
 def test_score_exits_3_when_the_judge_gives_no_verdict(

@@ -8,6 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+INCOMPLETE = 3
+"""Exit status of a command that finished with work left to redo: tasks for `run --resume`, verdicts
+for a rescore."""
+
 
 class CommandError(Exception):
     """A command cannot do what was asked; the message is shown to the user as it is."""

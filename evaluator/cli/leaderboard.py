@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from evaluator.cli.base import Command
+from evaluator.cli.base import Command, CommandError
 from evaluator.cli.tables import print_leaderboard, render_leaderboard
 from evaluator.scoring.metrics import summarize
 from evaluator.scoring.pipeline import not_run
@@ -36,6 +36,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(arguments: argparse.Namespace) -> int:
     tasks = open_release(arguments.release).tasks
     systems = [_system_row(scores, tasks) for scores in by_system(read_scores(arguments.scores)).values()]
+    if not systems:
+        raise CommandError(f"--scores {arguments.scores}: holds no task score")
     if arguments.out:
         write_text_atomic(arguments.out, [render_leaderboard(systems, arguments.format)])
         print(f"leaderboard: {arguments.out}")

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from evaluator.agents.registry import AgentOptions, agent_from_option
-from evaluator.cli.base import Command, CommandError, positive_float, positive_int
+from evaluator.cli.base import INCOMPLETE, Command, CommandError, positive_float, positive_int
 from evaluator.cli.tables import print_leaderboard
 from evaluator.harness.budgets import Budgets
 from evaluator.harness.local_score import hidden_truth, score_run
@@ -19,9 +19,6 @@ from evaluator.harness.runner import Runner, RunOptions, RunSummary, select_task
 from evaluator.traces.io import read_submission
 from loaders.models import Task
 from loaders.release import Release, open_release
-
-INCOMPLETE = 3
-"""Exit status of a run that finished with tasks to rerun (infrastructure failures)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -7,7 +7,7 @@ import logging
 import sys
 from pathlib import Path
 
-from evaluator.cli.base import Command, CommandError
+from evaluator.cli.base import INCOMPLETE, Command, CommandError
 from evaluator.cli.tables import print_leaderboard
 from evaluator.scoring.judge import judge_from_option
 from evaluator.scoring.metrics import summarize
@@ -19,8 +19,6 @@ from loaders.cache import default_cache_dir
 from loaders.release import open_ground_truth, open_release
 
 log = logging.getLogger("earthverse.score")
-INCOMPLETE = 3
-"""Exit status when the judge gave no verdict for some task (a rescore retries them)."""
 SUBMISSION_FILE = "submission.jsonl"
 
 

@@ -66,7 +66,8 @@ class Scorer:
             try:
                 score = self.score_trace(metadata.system_id, task, trace)
             except UNSCORABLE as error:  # one task's odd answer must not sink the whole scoring run
-                reason = f"the trace cannot be scored: {type(error).__name__}: {error}"
+                # The error's type only: its message may quote a ground-truth value.
+                reason = f"the trace cannot be scored ({type(error).__name__})"
                 problems.append(f"{task.task_id}: {reason}")
                 scores.append(zero_score(metadata.system_id, task, "invalid", reason))
                 continue
