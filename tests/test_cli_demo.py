@@ -56,4 +56,10 @@ def test_the_demo_refuses_a_folder_in_use(tmp_path: Path, capsys: pytest.Capture
     (tmp_path / "release" / "mine.txt").write_text("keep")
 
     assert main(["demo", "--out", str(tmp_path)]) == 2
-    assert "not empty; the demo release needs a fresh folder" in capsys.readouterr().err
+    assert "not a new or empty folder; the demo writes release/ and run/ there" in capsys.readouterr().err
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "run").write_text("a file")
+
+    assert main(["demo", "--out", str(other)]) == 2
+    assert sorted(path.name for path in other.iterdir()) == ["run"]  # nothing built before refusing

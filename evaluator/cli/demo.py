@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 
 from evaluator.agents.registry import agent_from_option
-from evaluator.cli.base import Command
+from evaluator.cli.base import Command, CommandError
 from evaluator.cli.run import report, score_locally
 from evaluator.demo.builder import build_demo_release
 from evaluator.harness.runner import Runner, RunOptions
@@ -28,6 +28,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(arguments: argparse.Namespace) -> int:
     out = arguments.out or Path(tempfile.mkdtemp(prefix="earthverse-demo-"))
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise CommandError(f"--out {out}: not a new or empty folder; the demo writes release/ and run/ there")
     release_dir = build_demo_release(out / "release")
     release = open_release(release_dir)
     print(f"demo release (an invented DEMO package, not EarthVerse data): {release_dir}")
