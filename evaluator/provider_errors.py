@@ -4,7 +4,7 @@ wait, and what the server asked for (Retry-After)."""
 from __future__ import annotations
 
 import email.utils
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -89,15 +89,18 @@ def provider_failure(error: Exception) -> ProviderFailure:
     return ProviderFailure(kind, retryable, retry_after)
 
 
-def _caused_by(error: BaseException, kind: type[BaseException]) -> bool:
-    """Whether `error` or an exception it arose from is a `kind` (litellm reports a refused connection
-    as a 500 InternalServerError raised while handling openai's APIConnectionError)."""
+def _chain(error: BaseException) -> Iterator[BaseException]:
+    """`error` and every exception it arose from, newest first (litellm wraps openai's own errors, e.g. a
+    refused connection as a 500 InternalServerError raised while handling openai's APIConnectionError)."""
     current: BaseException | None = error
     while current is not None:
-        if isinstance(current, kind):
-            return True
+        yield current
         current = current.__cause__ or current.__context__
-    return False
+
+
+def _caused_by(error: BaseException, kind: type[BaseException]) -> bool:
+    """Whether `error` or an exception it arose from is a `kind`."""
+    return any(isinstance(link, kind) for link in _chain(error))
 
 
 def _client_side(
@@ -105,12 +108,9 @@ def _client_side(
 ) -> BaseException | None:
     """The exception `error` arose from that is a `base` but not a `sent` one: the SDK refused to send
     the request at all (litellm wraps such refusals in server-error classes)."""
-    current: BaseException | None = error
-    while current is not None:
-        if isinstance(current, base) and not isinstance(current, sent):
-            return current
-        current = current.__cause__ or current.__context__
-    return None
+    return next(
+        (link for link in _chain(error) if isinstance(link, base) and not isinstance(link, sent)), None
+    )
 
 
 def _error_headers(error: Exception) -> Mapping[str, str]:
