@@ -94,6 +94,10 @@ class Node:
     number: float | None = None
     label: str | None = None
     children: list[Node] = field(default_factory=list)
+    ancestry: list[tuple[str, Any, frozenset[str]]] | None = None
+    """`steps()`, worked out on first use: every unit of a task compares its path with it."""
+    stated: list[float] | None = None
+    """`stated_numbers()`, worked out on first use."""
 
     def path(self) -> tuple[str | int, ...]:
         steps: list[str | int] = []
@@ -110,6 +114,18 @@ class Node:
             chain.append(node)
             node = node.parent
         return list(reversed(chain))
+
+    def steps(self) -> list[tuple[str, Any, frozenset[str]]]:
+        """The node's ancestry as path steps (see `_steps`)."""
+        if self.ancestry is None:
+            self.ancestry = _steps(self.ancestors(), self.prefix)
+        return self.ancestry
+
+    def stated_numbers(self) -> list[float]:
+        """The numbers the node's text states (see `_text_numbers`)."""
+        if self.stated is None:
+            self.stated = _text_numbers(self)
+        return self.stated
 
 
 @dataclass
@@ -331,7 +347,7 @@ class Aligner:
         foreign = self.row_ids - own_rows
         # a one-word key (`start`, `mean`) says little alone: it must sit under something of its path
         loose = "_" not in normalize_label(unit.key) and bool(scope)
-        ranked: list[tuple[float, bool, int, Node, str]] = []
+        ranked: list[tuple[float, Node, str]] = []
         for node, quality, covered, rule in candidates:
             if quality < 2.0 and not _compatible(unit, node.value):
                 continue
@@ -339,16 +355,20 @@ class Aligner:
             if foreign and _inside_rows(chain, foreign, own_rows):
                 continue
             context = scope[: len(scope) - covered] if covered else scope
-            fit = _path_fit(context, _steps(chain, node.prefix))
+            fit = _path_fit(context, node.steps())
             if loose and not covered and fit <= 0:
                 continue
-            score = quality + fit - 0.01 * len(chain)
-            right = is_correct(unit, _apply_tail(node.value, tail))
-            ranked.append((score, right, -node.order, node, rule))
+            ranked.append((quality + fit - 0.01 * len(chain), node, rule))
         if not ranked:
             return None
-        score, _, _, node, rule = max(ranked, key=lambda item: item[:3])
-        return node, rule
+        top = max(score for score, _, _ in ranked)
+        # ties go to a field holding a right value, then to the first field: checked for the tied only
+        tied = [(node, rule) for score, node, rule in ranked if score == top]
+
+        def preference(pair: tuple[Node, str]) -> tuple[bool, int]:
+            return is_correct(unit, _apply_tail(pair[0].value, tail)), -pair[0].order
+
+        return max(tied, key=preference)
 
     def _value_search(self, unit: Unit, scope: tuple[Any, ...], space: Iterable[Node]) -> Alignment:
         """A field anywhere in `space` holding the unit's value, if the value is too specific to coincide
@@ -363,7 +383,7 @@ class Aligner:
             if not (distinctive or near):
                 continue
             if is_correct(unit, node.value):
-                ranked.append((_path_fit(scope, _steps(node.ancestors(), node.prefix)), -node.order, node))
+                ranked.append((_path_fit(scope, node.steps()), -node.order, node))
         if not ranked:
             return self._stated_in_text(unit, scope, space) if distinctive else Alignment()
         found = _aligned(max(ranked, key=lambda item: item[:2])[2], None, "value search")
@@ -375,11 +395,9 @@ class Aligner:
             return Alignment()
         ranked: list[tuple[float, int, Node, float]] = []
         for node in space:
-            for number in _text_numbers(node):
+            for number in node.stated_numbers():
                 if is_correct(unit, number):
-                    ranked.append(
-                        (_path_fit(scope, _steps(node.ancestors(), node.prefix)), -node.order, node, number)
-                    )
+                    ranked.append((_path_fit(scope, node.steps()), -node.order, node, number))
                     break
         if not ranked:
             return Alignment()

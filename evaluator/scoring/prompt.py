@@ -20,6 +20,7 @@ uses it to pick the `key_values` entries of tasks that keep templated values the
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 from evaluator.scoring.units import Selector, Unit, UnitKind, normalize_label
@@ -72,6 +73,12 @@ class Prompt:
         if any(self.names(variant) for variant in unit.variants):
             return False
         return any(_authored(value) and not self.names(value) for value in values)
+
+
+@lru_cache(maxsize=1024)
+def prompt_of(question: str) -> Prompt:
+    """The `Prompt` of a question, read once: every submission scored asks the same task's prompt again."""
+    return Prompt(question)
 
 
 _FENCE = re.compile(r"```[a-zA-Z]*\s*\n(.*?)```", re.DOTALL)
