@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import BinaryIO
 
 from loaders.models import REPOSITORY_PACKAGE_PREFIX
@@ -52,13 +52,14 @@ class EventPackage:
         Raises PackagePathError for any path `resolve` rejects; does not require the file to exist.
         """
         self.resolve(path)
-        return PurePosixPath(*self._safe_parts(path)).as_posix()
+        return "/".join(self._safe_parts(path))
 
     def lexical(self, path: str) -> str:
         """The canonical package-relative form of `path` from its text alone, touching no file (fast, for
         bookkeeping such as which files a trace opened); PackagePathError for a lexically unsafe path.
         Use `resolve` before reading: only it follows links."""
-        return PurePosixPath(*self._safe_parts(path)).as_posix()
+        # the parts are non-empty names without `.` or `..` (`_lexical_parts`): joined, they are posix form
+        return "/".join(self._safe_parts(path))
 
     def resolve(self, path: str) -> Path:
         """The real filesystem path of `path` inside this package's `data/` or `metadata/`.

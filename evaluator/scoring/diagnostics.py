@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -51,8 +52,7 @@ def diagnose(
     cited = {_relative(path, package) or path for path in _cited_paths(trace)}
     valid = {path for path in cited if path in opened and path in package_files}
     numbers = list(_numbers(trace.final_answer.parsed))
-    seen = ObservedNumbers(trace)
-    found = sum(1 for number in numbers if seen.contains(number))
+    found = _seen_count(numbers, trace)
     return ProcessDiagnostics(
         evidence_recall=_share(len(provenance & opened), len(provenance)),
         citation_validity=_share(len(valid), len(cited)),
@@ -76,6 +76,14 @@ def opened_files(trace: Trace, package: EventPackage) -> set[str]:
         relative = (_relative(candidate, package) for candidate in candidates if isinstance(candidate, str))
         opened.update(path for path in relative if path)
     return opened
+
+
+def _seen_count(numbers: list[float], trace: Trace) -> int:
+    """How many of `numbers` the trace's observations show (its text is not read when there are none)."""
+    if not numbers:
+        return 0
+    seen = ObservedNumbers(trace)
+    return sum(1 for number in numbers if seen.contains(number))
 
 
 def _cited_paths(trace: Trace) -> Iterator[str]:
@@ -103,21 +111,25 @@ class ObservedNumbers:
     """The numbers of a trace's observations and python output, looked up at a given precision."""
 
     def __init__(self, trace: Trace) -> None:
-        self._values = {
-            float(token)
+        tokens = {
+            token
             for step in trace.steps
             for block in (step.observation, step.stdout)
             if block is not None and block.text
             for token in NUMBER.findall(block.text)
         }
-        self._rounded: dict[int, set[float]] = {}
+        self._values = sorted({float(token) for token in tokens})
 
     def contains(self, number: float) -> bool:
         """Whether some observed number rounds to `number` at `number`'s own precision."""
         decimals = _decimals(number)
-        if decimals not in self._rounded:
-            self._rounded[decimals] = {round(value, decimals) for value in self._values}
-        return number in self._values or number in self._rounded[decimals]
+        # only values within one step of `number` can round to it: found by bisection, then checked
+        step = 10.0**-decimals
+        start = bisect.bisect_left(self._values, number - step)
+        stop = bisect.bisect_right(self._values, number + step)
+        return any(
+            value == number or round(value, decimals) == number for value in self._values[start:stop]
+        )
 
 
 def _decimals(number: float) -> int:
