@@ -8,6 +8,7 @@ target, and swapped into place atomically so a folder that exists is always comp
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -164,8 +165,9 @@ def extract_package(archive: Path, target: Path, sha256: str) -> Path:
     Reuses `target` when it was completed from the same archive. Otherwise verifies the archive,
     extracts it into a staging sibling (rejecting `..`, absolute paths, links and entries outside
     data/ and metadata/) and renames it into place; a completion marker beside `target` is written
-    last. On any error nothing is left at `target` that looks complete. A `target` that holds anything
-    but an earlier extraction is never replaced (ForeignFolderError).
+    last, with every extracted file's size and modification time. On any error nothing is left at
+    `target` that looks complete. A `target` that holds anything but an earlier extraction is never
+    replaced (ForeignFolderError).
     """
     if is_complete(target, sha256):
         return target
@@ -183,13 +185,34 @@ def extract_package(archive: Path, target: Path, sha256: str) -> Path:
         replace_folder(staging, target)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    _write_marker(target, sha256)
+    _write_marker(target, json.dumps({"sha256": sha256, "files": _file_stamps(target)}, sort_keys=True))
     return target
 
 
 def is_complete(target: Path, sha256: str) -> bool:
+    """Whether `target` holds the extraction of the archive `sha256` exactly as it was extracted: a file
+    deleted, changed or added since makes it incomplete, to be extracted again."""
     marker = _marker(target)
-    return target.is_dir() and marker.is_file() and marker.read_bytes().strip() == sha256.encode()
+    if not target.is_dir() or not marker.is_file():
+        return False
+    try:
+        recorded = json.loads(marker.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return False  # an extraction under way, or a marker of an older form: extract again
+    return isinstance(recorded, dict) and recorded.get("sha256") == sha256 and (
+        recorded.get("files") == _file_stamps(target)
+    )
+
+
+def _file_stamps(folder: Path) -> dict[str, list[int]]:
+    """[size, modification time in ns] of every file under `folder`, by posix path relative to it."""
+    stamps: dict[str, list[int]] = {}
+    for parent, _, names in os.walk(folder, followlinks=False):
+        for name in names:
+            path = Path(parent) / name
+            status = path.lstat()
+            stamps[path.relative_to(folder).as_posix()] = [status.st_size, status.st_mtime_ns]
+    return stamps
 
 
 def _marker(target: Path) -> Path:
@@ -207,10 +230,10 @@ def _refuse_foreign(target: Path) -> None:
         )
 
 
-def _write_marker(target: Path, sha256: str) -> None:
+def _write_marker(target: Path, text: str) -> None:
     marker = _marker(target)
     scratch = marker.with_name(marker.name + ".tmp")
-    scratch.write_text(sha256 + "\n", encoding="ascii")
+    scratch.write_text(text + "\n", encoding="utf-8")
     scratch.replace(marker)
 
 

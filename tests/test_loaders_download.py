@@ -100,6 +100,25 @@ def test_an_extraction_cut_short_is_redone(built_release: Path, hub: HubStandin,
     same_files(folder, layout.package_dir(built_release, "CSX-006"))
 
 
+def test_a_package_damaged_after_extraction_is_extracted_again(
+    built_release: Path, hub: HubStandin, tmp_path: Path
+) -> None:
+    folder = download_event_package("CSX-013", local_dir=tmp_path, endpoint=hub.url)
+    files = EventPackage(folder).list_files()
+    (folder / files[0]).unlink()
+    edited = folder / files[-1]
+    edited.write_bytes(b"x" * edited.stat().st_size)  # same size, other bytes
+    hub.requests.clear()
+
+    assert download_event_package("CSX-013", local_dir=tmp_path, endpoint=hub.url) == folder
+    same_files(folder, layout.package_dir(built_release, "CSX-013"))
+    assert hub.downloads(".zip") == ["earthverse/core/packages/CSX-013.zip"]
+
+    hub.requests.clear()
+    download_event_package("CSX-013", local_dir=tmp_path, endpoint=hub.url)
+    assert hub.downloads(".zip") == []
+
+
 def test_unknown_repo_and_revision_raise_lookup_errors(hub: HubStandin, tmp_path: Path) -> None:
     with pytest.raises(LookupError, match="earthverse/absent"):
         download_event_package("CSX-001", repo_id="earthverse/absent", local_dir=tmp_path, endpoint=hub.url)
