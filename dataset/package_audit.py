@@ -25,6 +25,7 @@ class FileAudit(BaseModel):
     status: FileStatus
     reason: str = ""
     format_read: str | None = None
+    size: int | None = Field(default=None, description="Bytes on disk, for a file that is there.")
     bytes_match: bool | None = None
     hash_match: bool | None = None
 
@@ -72,6 +73,7 @@ def _audit_entry(root: Path, entry: FileEntry) -> FileAudit:
         )
     content = target.read_bytes()
     agreement = {
+        "size": len(content),
         "bytes_match": len(content) == entry.bytes,
         "hash_match": hashlib.sha256(content).hexdigest()[:16] == entry.sha256_16,
     }

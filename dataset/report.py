@@ -28,6 +28,7 @@ class Totals(BaseModel):
     files_present: int
     files_withheld: int
     files_hash_differs: int
+    files_empty: int = Field(description="Present files of zero bytes (they pass package assembly).")
 
 
 class ReleaseReport(BaseModel):
@@ -77,6 +78,7 @@ def _totals(tasks: dict[str, TaskReport]) -> Totals:
         files_hash_differs=sum(
             len(details.get("hash_differs", [])) for details in assembly_by_event.values()
         ),
+        files_empty=sum(len(details.get("empty", [])) for details in assembly_by_event.values()),
     )
 
 
@@ -104,6 +106,7 @@ def render_markdown(report: ReleaseReport) -> str:
                 "files_present",
                 "files_withheld",
                 "files_hash_differs",
+                "files_empty",
             )
         ),
         "",

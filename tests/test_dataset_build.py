@@ -29,6 +29,30 @@ def test_real_release_totals(built_release):
     assert (built_release / "release_report.md").read_text().startswith("# EarthVerse release report")
 
 
+def test_empty_package_files_are_named_in_the_report(built_release):
+    report = _report(built_release)
+    named = {
+        (task["event_id"], path)
+        for task in report["tasks"].values()
+        for path in task["gates"]["package_assembly"]["details"]["empty"]
+    }
+    on_disk = {
+        (path.relative_to(built_release / "packages").parts[0], path.relative_to(package).as_posix())
+        for package in (built_release / "packages").iterdir()
+        for path in package.rglob("*")
+        if path.is_file() and path.stat().st_size == 0
+    }
+    assert named == on_disk and named
+    assert report["totals"]["files_empty"] == len(named)
+    event_with_empty = next(event for event, _ in named)
+    gate = next(
+        task["gates"]["package_assembly"]
+        for task in report["tasks"].values()
+        if task["event_id"] == event_with_empty
+    )
+    assert " empty)" in gate["reason"]
+
+
 def test_every_task_not_regenerated_names_a_precise_cause(built_release):
     tasks = _report(built_release)["tasks"]
     grounding = {task_id: task["gates"]["executable_grounding"] for task_id, task in tasks.items()}

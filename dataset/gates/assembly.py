@@ -1,5 +1,6 @@
 """Gate 2, package assembly: every manifest entry present and readable, or withheld with its reason;
-bytes and hash agreement recorded per file."""
+bytes and hash agreement recorded per file, and empty files named (they pass: an empty feed or page
+is what the source release holds, and it reads as an empty text)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,11 @@ def check(inputs: TaskInputs) -> GateResult:
         "bytes_match": sum(1 for file in present if file.bytes_match),
         "hash_match": sum(1 for file in present if file.hash_match),
         "hash_differs": [file.relative_path for file in present if not file.hash_match],
+        "empty": [file.relative_path for file in present if file.size == 0],
     }
     if problems:
         return failed(problems, **details)
-    return passed(f"{len(present)} present and readable, {len(details['withheld'])} withheld", **details)
+    empty = f" ({len(details['empty'])} empty)" if details["empty"] else ""
+    return passed(
+        f"{len(present)} present and readable{empty}, {len(details['withheld'])} withheld", **details
+    )
