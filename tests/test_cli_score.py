@@ -230,6 +230,21 @@ def test_a_submission_for_another_release_is_refused(two_systems, built_release,
     assert not (tmp_path / "s").exists()
 
 
+def test_leaderboard_refuses_scores_of_another_release_version(scores_file, built_release, tmp_path, capsys):
+    scores = read_scores(scores_file)
+    other = tmp_path / "other.jsonl"
+    write_scores(
+        other, [scores[0].model_copy(update={"dataset_version": "ev-0123456789abcdef"}), *scores[1:]]
+    )
+
+    assert main(["leaderboard", "--release", str(built_release), "--scores", str(other)]) == 2
+    assert capsys.readouterr().err == (
+        f"earthverse leaderboard: error: --scores {other}: scored against dataset version "
+        f"'ev-0123456789abcdef', not this release's {open_release(built_release).version!r}; score the "
+        "submissions again against it\n"
+    )
+
+
 def test_missing_traces_and_scores_are_clear_errors(built_release, tmp_path, capsys):
     code = main(["score", "--release", str(built_release), "--traces", str(tmp_path / "x"), "--out", "y"])
     assert code == 2 and "no such file or folder" in capsys.readouterr().err
