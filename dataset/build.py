@@ -25,8 +25,10 @@ from dataset.package_audit import PackageAudit, audit_package
 from dataset.report import ReleaseReport, make_report, render_markdown
 from dataset.source import SourceRelease, SourceTaskRecord, open_source
 from loaders.atomic import refuse_foreign_folder, staged_folder
-from loaders.layout import package_dir
+from loaders.layout import package_dir, parse_files_csv
+from loaders.models import Event, Task
 from loaders.paper_results import PAPER_LEADERBOARD_FILE, from_source_models
+from loaders.release import release_version
 
 log = logging.getLogger("earthverse.build")
 
@@ -87,6 +89,22 @@ def build_release(
     with staged_folder(out) as staging:
         report = _build_into(release, records, staging, stamp, jobs, timeout_s)
     return BuildResult(out=out, report=report, up_to_date=False, seconds=time.monotonic() - started)
+
+
+def built_version(source: SourceRelease) -> str:
+    """The `Release.version` that a build of `source` has, computed without building: the public texts the
+    build writes (each task.json, each package's event.json and files.csv), read back as `open_release`
+    reads them. A source without readable task records raises SourceError, as its build would."""
+    records = source.records
+    packages = {
+        event_id: layout.package_metadata(record)
+        for event_id, record in _first_record_per_event(records).items()
+    }
+    return release_version(
+        [Task.model_validate_json(layout.task_files(record)["task.json"]) for record in records],
+        {event_id: Event.model_validate_json(texts["event.json"]) for event_id, texts in packages.items()},
+        {event_id: parse_files_csv(texts["files.csv"]) for event_id, texts in packages.items()},
+    )
 
 
 def _build_into(

@@ -19,17 +19,31 @@ def write_package(source: SourceRelease, record: SourceTaskRecord, out: Path) ->
     (target / "data").mkdir(parents=True, exist_ok=True)
     metadata = target / "metadata"
     metadata.mkdir(parents=True)
-    (metadata / "event.json").write_text(dump_json(record.event), encoding="utf-8")
+    for name, text in package_metadata(record).items():
+        (metadata / name).write_text(text, encoding="utf-8")
+
+
+def package_metadata(record: SourceTaskRecord) -> dict[str, str]:
+    """The texts of a package's `metadata/` files by name: event record, manifest and source registry."""
     manifest = record.manifest()
-    (metadata / "files.csv").write_text(files_csv(manifest), encoding="utf-8")
-    (metadata / "sources.csv").write_text(sources_csv(manifest), encoding="utf-8")
+    return {
+        "event.json": dump_json(record.event),
+        "files.csv": files_csv(manifest),
+        "sources.csv": sources_csv(manifest),
+    }
 
 
 def write_task(record: SourceTaskRecord, out: Path) -> None:
     """Write one task folder: the public prompt and metadata beside the hidden scoring material."""
     folder = task_dir(out, record.event_id, record.task_id)
     folder.mkdir(parents=True)
-    files = {
+    for name, text in task_files(record).items():
+        (folder / name).write_text(text, encoding="utf-8")
+
+
+def task_files(record: SourceTaskRecord) -> dict[str, str]:
+    """The texts of a task folder by name: the public prompt and task.json, then the hidden files."""
+    return {
         "question_en.md": record.question,
         "task.json": dump_json(record.public_task().model_dump()),
         "solution_en.md": record.solution,
@@ -43,5 +57,3 @@ def write_task(record: SourceTaskRecord, out: Path) -> None:
             }
         ),
     }
-    for name, text in files.items():
-        (folder / name).write_text(text, encoding="utf-8")

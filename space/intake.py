@@ -19,6 +19,7 @@ from space.validation import (
     UploadLimits,
     UploadRejected,
     check_tasks,
+    check_version,
     parse_upload,
     read_upload_bytes,
     receipt_of,
@@ -34,6 +35,7 @@ class Intake:
     def __init__(
         self,
         store: Store,
+        release_version: str,
         known_tasks: set[str],
         limits: UploadLimits,
         daily_limit: int,
@@ -41,6 +43,7 @@ class Intake:
         judged: bool,
     ) -> None:
         self.store = store
+        self.release_version = release_version
         self.known_tasks = known_tasks
         self.limits = limits
         self.daily_limit = daily_limit
@@ -70,6 +73,7 @@ class Intake:
             return current.model_copy(update={"message": f"Already received. {current.message}"})
         try:
             submission = parse_upload(data, filename, self.limits, form)
+            check_version(submission, self.release_version, filename)
             check_tasks(submission, self.known_tasks, filename)
         except UploadRejected as error:
             return self._reject(receipt, user, filename, str(error))

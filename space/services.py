@@ -83,6 +83,7 @@ def build_services(
     )
     intake = Intake(
         store,
+        release.version,
         {task.task_id for task in release.tasks},
         limits,
         settings.daily_limit,

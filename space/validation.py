@@ -1,4 +1,5 @@
-"""Reading an uploaded submission safely: bounded size, bounded archives, schema, and the release's tasks.
+"""Reading an uploaded submission safely: bounded size, bounded archives, schema, and the release's
+version and tasks.
 
 An upload is a submission `.jsonl` (metadata line, then one trace per line) or a `.zip` holding either
 one such `.jsonl` or a `metadata.json` beside `<task_id>.json` trace files. Every problem is an
@@ -15,6 +16,7 @@ from pathlib import Path, PurePosixPath
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from evaluator.scoring.pipeline import version_mismatch
 from evaluator.traces.io import METADATA_FILE, SubmissionHeader, TraceFormatError, describe, parse_json_as
 from evaluator.traces.schema import Submission, SubmissionMetadata, Trace
 
@@ -95,6 +97,14 @@ def parse_upload(data: bytes, filename: str, limits: UploadLimits, form: Metadat
         )
     except ValidationError as error:
         raise UploadRejected(f"{filename}: not a valid submission: {describe(error)}") from error
+
+
+def check_version(submission: Submission, release_version: str, filename: str) -> None:
+    """Refuse a submission run on another release version than this Space's (its tasks or packages may
+    differ from the ones it would be scored against)."""
+    problem = version_mismatch(submission.metadata, release_version)
+    if problem:
+        raise UploadRejected(f"{filename}: {problem}; run it on this release and submit that run")
 
 
 def check_tasks(submission: Submission, known: set[str], filename: str) -> None:

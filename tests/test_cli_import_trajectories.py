@@ -8,13 +8,15 @@ from pathlib import Path
 
 import pytest
 
+from dataset.build import built_version
+from dataset.source import open_source
 from evaluator.cli import main
 from evaluator.traces import read_submission
 from evaluator.traces.recorded import trace_to_recorded
+from loaders.release import open_release
 
 SYSTEMS = 25
 RECORDED_RUNS = 1591
-RELEASE_SHA256_PREFIX = "26cd1d50ffe04eca"
 
 
 @pytest.fixture(scope="module")
@@ -27,8 +29,14 @@ def imported(source_archive, tmp_path_factory) -> tuple[Path, str]:
     return out, stdout.getvalue()
 
 
+@pytest.fixture(scope="module")
+def release_version(built_release) -> str:
+    """The version of the build of the archive the tests import."""
+    return open_release(built_release).version
+
+
 def _mini_source(source_release, target: Path, runs: tuple[str, ...]) -> Path:
-    """A folder source with the real models.json and a few real recorded runs."""
+    """A folder source with the real models.json, a few real recorded runs and their task records."""
     for folder in ("tasks", "packages", "paper_results"):
         (target / folder).mkdir(parents=True)
     shutil.copy(source_release.root / "paper_results" / "models.json", target / "paper_results")
@@ -36,14 +44,16 @@ def _mini_source(source_release, target: Path, runs: tuple[str, ...]) -> Path:
         destination = target / "trajectories" / f"{run}.json"
         destination.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(source_release.trajectories_dir / f"{run}.json", destination)
+        task_id = Path(run).name
+        shutil.copy(source_release.tasks_dir / f"{task_id}.json", target / "tasks")
     return target
 
 
-def test_import_writes_one_submission_per_system_with_every_run(imported, source_release):
+def test_import_writes_one_submission_per_system_with_every_run(imported, source_release, release_version):
     out, stdout = imported
     assert stdout.strip() == stdout.strip().splitlines()[0]
     assert f"{SYSTEMS} submissions, {RECORDED_RUNS} traces imported" in stdout
-    assert f"dataset version {RELEASE_SHA256_PREFIX}" in stdout
+    assert f"dataset version {release_version}" in stdout
     paper = {
         entry["id"]: entry
         for entry in json.loads((source_release.root / "paper_results/models.json").read_text())["models"]
@@ -59,17 +69,17 @@ def test_import_writes_one_submission_per_system_with_every_run(imported, source
         metadata = submission.metadata
         assert (metadata.system_id, metadata.system_name) == (system_id, paper[system_id]["name"])
         assert (metadata.harness, metadata.organisation, metadata.contact) == ("unknown",) * 3
-        assert metadata.dataset_version == RELEASE_SHA256_PREFIX
-        assert {trace.dataset_version for trace in submission.traces} == {RELEASE_SHA256_PREFIX}
+        assert metadata.dataset_version == release_version
+        assert {trace.dataset_version for trace in submission.traces} == {release_version}
         total += len(submission.traces)
     assert total == RECORDED_RUNS
 
 
-def test_import_index_and_schemas(imported):
+def test_import_index_and_schemas(imported, release_version):
     out, _ = imported
     index = json.loads((out / "index.json").read_text())
     assert index["runs"] == RECORDED_RUNS and len(index["systems"]) == SYSTEMS
-    assert index["dataset_version"] == RELEASE_SHA256_PREFIX
+    assert index["dataset_version"] == release_version
     assert index["schema_files"] == ["schema/trace.schema.json", "schema/submission.schema.json"]
     first = index["systems"][0]
     assert first == {
@@ -86,7 +96,9 @@ def test_import_index_and_schemas(imported):
     assert not list(out.parent.glob(".*"))
 
 
-def test_folder_source_import_and_rerun_replaces_the_previous_import(source_release, tmp_path, capsys):
+def test_folder_source_import_and_rerun_replaces_the_previous_import(
+    source_release, release_version, tmp_path, capsys
+):
     source = _mini_source(source_release, tmp_path / "source", ("gpt-5-5/CSX-321_Q2", "gpt-4o/CSX-175_Q2"))
     out = tmp_path / "out"
     arguments = ["import-trajectories", "--source", str(source), "--out", str(out)]
@@ -94,13 +106,23 @@ def test_folder_source_import_and_rerun_replaces_the_previous_import(source_rele
     (source / "trajectories" / "gpt-4o" / "CSX-175_Q2.json").unlink()
     assert main(arguments) == 0
     index = json.loads((out / "index.json").read_text())
-    assert index["dataset_version"] == "earthverse-source-v1"
+    # The version of what a build of this two-task source would publish, not of the full release.
+    assert index["dataset_version"] == built_version(open_source(source)) != release_version
     assert [(system["system_id"], system["runs"]) for system in index["systems"]] == [
         ("gpt-4o", 0),
         ("gpt-5-5", 1),
     ]
     assert "2 submissions, 1 traces imported" in capsys.readouterr().out
     assert sorted(path.name for path in tmp_path.iterdir()) == ["out", "source"]
+
+
+def test_a_source_without_task_records_has_no_release_version(source_release, tmp_path, capsys):
+    source = _mini_source(source_release, tmp_path / "source", ("gpt-5-5/CSX-321_Q2",))
+    (source / "tasks" / "CSX-321_Q2.json").unlink()
+    out = tmp_path / "out"
+    assert main(["import-trajectories", "--source", str(source), "--out", str(out)]) == 2
+    assert "tasks: no task records (*.json) found" in capsys.readouterr().err
+    assert not out.exists()
 
 
 def test_malformed_run_fails_naming_the_file_and_writes_nothing(source_release, tmp_path, capsys):

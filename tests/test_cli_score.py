@@ -12,6 +12,7 @@ import pytest
 from evaluator.cli import main
 from evaluator.scoring.scores_io import read_scores, write_scores
 from evaluator.traces.io import read_submission, write_submission
+from loaders.release import open_release
 from tests.openai_standin import HttpError, OpenAIStandin
 
 SYSTEMS = ("gpt-4o", "qwen3-4b")
@@ -35,11 +36,86 @@ def scores_file(two_systems, built_release, tmp_path_factory):
     return out
 
 
-def test_score_writes_one_score_per_task_and_system(scores_file):
+def test_score_writes_one_score_per_task_and_system(scores_file, built_release):
     scores = read_scores(scores_file)
     assert len(scores) == 2 * 405
     assert {score.system_id for score in scores} == set(SYSTEMS)
     assert all(score.judge_status == "not_requested" for score in scores)
+    assert {score.dataset_version for score in scores} == {open_release(built_release).version}
+
+
+def _of_version(submission, version: str):
+    """The same runs, as if made on the release of `version`."""
+    return submission.model_copy(
+        update={
+            "metadata": submission.metadata.model_copy(update={"dataset_version": version}),
+            "traces": [trace.model_copy(update={"dataset_version": version}) for trace in submission.traces],
+        }
+    )
+
+
+def test_a_submission_of_another_release_version_is_refused_unless_allowed(
+    two_systems, built_release, tmp_path, capsys, caplog
+):
+    version = open_release(built_release).version
+    traces = tmp_path / "traces"
+    shutil.copytree(two_systems, traces)
+    qwen = read_submission(traces / "qwen3-4b" / "submission.jsonl")
+    write_submission(traces / "qwen3-4b" / "submission.jsonl", _of_version(qwen, "ev-0123456789abcdef"))
+    out = tmp_path / "scores.jsonl"
+    arguments = ["score", "--release", str(built_release), "--traces", str(traces), "--out", str(out)]
+
+    assert main(arguments) == 2
+    assert capsys.readouterr().err == (
+        "earthverse score: error: --traces: 'qwen3-4b' ran on dataset version 'ev-0123456789abcdef', "
+        f"not on this release's {version!r}; score against the release they ran on, or pass "
+        "--allow-other-version; nothing scored\n"
+    )
+    assert not out.exists()
+
+    assert main([*arguments, "--allow-other-version"]) == 0
+    assert "'qwen3-4b' ran on dataset version 'ev-0123456789abcdef'" in caplog.text
+    scores = read_scores(out)
+    assert {score.system_id for score in scores} == set(SYSTEMS)
+    assert {score.dataset_version for score in scores} == {version}
+
+
+def test_a_submission_without_a_version_or_whose_traces_disagree_with_it_is_unreadable(
+    two_systems, built_release, tmp_path, capsys
+):
+    submission = read_submission(two_systems / "gpt-4o" / "submission.jsonl")
+    header = {"metadata": submission.metadata.model_dump(mode="json")}
+    first, *rest = [trace.model_dump_json() for trace in submission.traces[:3]]
+    other = submission.traces[0].model_copy(update={"dataset_version": "ev-0123456789abcdef"})
+    cases = {
+        "unversioned": (
+            {"metadata": {**header["metadata"], "dataset_version": ""}},
+            [first, *rest],
+            ":1: not a valid SubmissionHeader: metadata.dataset_version: String should have at least 1 "
+            "character",
+        ),
+        "mixed": (
+            header,
+            [other.model_dump_json(), *rest],
+            ": not a valid submission: (top level): traces of another dataset version than the metadata's "
+            f"{submission.metadata.dataset_version!r}: {other.task_id} ('ev-0123456789abcdef')",
+        ),
+    }
+    for name, (metadata, lines, message) in cases.items():
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("\n".join([json.dumps(metadata), *lines]) + "\n", encoding="utf-8")
+        arguments = [
+            "score",
+            "--release",
+            str(built_release),
+            "--traces",
+            str(path),
+            "--out",
+            str(tmp_path / "s"),
+        ]
+        assert main([*arguments, "--allow-other-version"]) == 2
+        assert f"{path}{message}" in capsys.readouterr().err
+        assert not (tmp_path / "s").exists()
 
 
 def test_leaderboard_as_csv_and_json(scores_file, built_release, capsys):
@@ -152,6 +228,21 @@ def test_a_submission_for_another_release_is_refused(two_systems, built_release,
     assert code == 2
     assert "no trace of gpt-4o is a task of" in capsys.readouterr().err
     assert not (tmp_path / "s").exists()
+
+
+def test_leaderboard_refuses_scores_of_another_release_version(scores_file, built_release, tmp_path, capsys):
+    scores = read_scores(scores_file)
+    other = tmp_path / "other.jsonl"
+    write_scores(
+        other, [scores[0].model_copy(update={"dataset_version": "ev-0123456789abcdef"}), *scores[1:]]
+    )
+
+    assert main(["leaderboard", "--release", str(built_release), "--scores", str(other)]) == 2
+    assert capsys.readouterr().err == (
+        f"earthverse leaderboard: error: --scores {other}: scored against dataset version "
+        f"'ev-0123456789abcdef', not this release's {open_release(built_release).version!r}; score the "
+        "submissions again against it\n"
+    )
 
 
 def test_missing_traces_and_scores_are_clear_errors(built_release, tmp_path, capsys):

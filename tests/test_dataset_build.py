@@ -9,10 +9,12 @@ import shutil
 import pytest
 
 import dataset.build
-from dataset.build import REPORT_JSON, STAMP_NAME, build_release
+from dataset.build import REPORT_JSON, STAMP_NAME, build_release, built_version
+from dataset.source import open_source
 from evaluator.cli import main
 from loaders import layout
 from loaders.atomic import ForeignFolderError
+from loaders.release import open_release
 from tests.mini_release import make_mini_source
 
 
@@ -77,6 +79,28 @@ def test_canonical_layout_holds_every_file(built_release):
 def test_rebuild_with_unchanged_input_is_up_to_date(built_release, source_archive):
     result = build_release(source_archive, built_release)
     assert result.up_to_date and result.report.totals.tasks == 405
+
+
+def test_built_version_is_the_version_of_every_form_of_the_build(built_release, source_release):
+    version = built_version(source_release)
+    assert version == open_release(built_release).version
+    assert version == open_release(built_release / "hub" / "public").version
+
+
+def test_built_version_follows_the_published_content_only(source_release, tmp_path):
+    def unpublished(record):  # files.csv has no column for it: the build drops it
+        record["event_files"][0]["viewer_path"] = "elsewhere"
+
+    def question(record):
+        record["question"] += " (reworded)"
+
+    plain = built_version(open_source(make_mini_source(source_release, tmp_path / "plain")))
+    unseen = make_mini_source(source_release, tmp_path / "unseen", edit=unpublished)
+    assert built_version(open_source(unseen)) == plain
+    reworded = make_mini_source(source_release, tmp_path / "reworded", edit=question)
+    version = built_version(open_source(reworded))
+    assert version != plain
+    assert version == open_release(build_release(reworded, tmp_path / "out", timeout_s=30).out).version
 
 
 def test_a_damaged_build_is_not_up_to_date_and_is_rebuilt(source_release, tmp_path):

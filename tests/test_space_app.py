@@ -18,7 +18,7 @@ from evaluator.scoring.metrics import summarize
 from evaluator.scoring.pipeline import Scorer
 from evaluator.scoring.scores import Interval
 from evaluator.traces.io import read_submission
-from evaluator.traces.schema import Submission
+from evaluator.traces.schema import Submission, Trace
 from loaders.release import open_ground_truth, open_release
 from space import capability_view, cost_view, leaderboard_view
 from space.board import BoardRow, board_rows, tied_ranks
@@ -242,6 +242,49 @@ def test_intake_rejects_with_reasons_and_logs_every_decision(
         assert decisions.count(("accepted", "alice")) == 2 and decisions.count(("scored", "alice")) == 2
         status = services.intake.submit(first, "a.jsonl", "alice")
         assert status.status == "published"
+    finally:
+        services.close()
+
+
+def _jsonl(metadata: dict, traces: list[Trace]) -> bytes:
+    """Submission lines written as a submitter might, without the checks of `Submission`."""
+    lines = [json.dumps({"metadata": metadata}), *(trace.model_dump_json() for trace in traces)]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def test_a_submission_of_another_release_version_is_refused_and_nothing_of_it_is_stored(
+    built_release: Path, tmp_path: Path, gpt4o: Submission, release
+) -> None:
+    old = "ev-0123456789abcdef"
+    metadata = gpt4o.metadata.model_dump(mode="json")
+    traces = gpt4o.traces[:3]
+    uploads = {
+        "old.jsonl": _jsonl(
+            {**metadata, "dataset_version": old},
+            [trace.model_copy(update={"dataset_version": old}) for trace in traces],
+        ),
+        "mixed.jsonl": _jsonl(metadata, [traces[0].model_copy(update={"dataset_version": old}), *traces[1:]]),
+        "unversioned.jsonl": _jsonl(
+            {key: value for key, value in metadata.items() if key != "dataset_version"}, traces
+        ),
+    }
+    expected = {
+        "old.jsonl": f"old.jsonl: 'gpt-4o' ran on dataset version {old!r}, not on this release's "
+        f"{release.version!r}; run it on this release and submit that run",
+        "mixed.jsonl": "mixed.jsonl: not a valid submission: (top level): traces of another dataset version "
+        f"than the metadata's {release.version!r}: {traces[0].task_id} ({old!r})",
+        "unversioned.jsonl": "unversioned.jsonl:1: not a valid SubmissionHeader: "
+        "metadata.dataset_version: Field required",
+    }
+    services = build_services(local_settings(built_release, tmp_path / "store"))
+    try:
+        for name, data in uploads.items():
+            (tmp_path / name).write_bytes(data)
+            status = services.intake.submit(tmp_path / name, name, "alice")
+            assert (status.status, status.message) == ("rejected", expected[name])
+        services.rescorer.wait_idle()
+        assert services.store.submissions() == [] and services.store.latest_results() == []
+        assert not any((tmp_path / "store" / "submissions").iterdir())
     finally:
         services.close()
 

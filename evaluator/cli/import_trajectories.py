@@ -2,8 +2,10 @@
 as one submission per system.
 
 Writes `<out>/<system_id>/submission.jsonl`, `<out>/index.json` (systems and run counts) and the JSON
-Schemas into `<out>/schema/`. Everything is assembled in a hidden staging folder beside `--out` and
-renamed into place when complete, so `--out` is always either the previous import or the new one.
+Schemas into `<out>/schema/`. Their `dataset_version` is the `Release.version` of a build of the same
+source: the release the runs are scored against. Everything is assembled in a hidden staging folder
+beside `--out` and renamed into place when complete, so `--out` is always either the previous import or
+the new one.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from dataset.build import built_version
 from dataset.source import SourceRelease, open_source
 from evaluator.cli.base import Command, CommandError
 from evaluator.traces.io import export_json_schema, write_submission
@@ -28,7 +31,6 @@ log = logging.getLogger("earthverse.import_trajectories")
 INDEX_FILE = "index.json"
 SUBMISSION_FILE = "submission.jsonl"
 SCHEMA_DIR = "schema"
-FOLDER_DATASET_VERSION = "earthverse-source-v1"
 NOTES = (
     "Imported from the EarthVerse source release's recorded trajectories (the paper's runs). The paper "
     "judge's scores sit in each trace's `recorded` block; they are private and never used for scoring."
@@ -47,7 +49,7 @@ class ImportIndex(BaseModel):
     """`<out>/index.json`: what an import wrote."""
 
     trace_schema_version: str = SCHEMA_VERSION
-    dataset_version: str
+    dataset_version: str = Field(description="The `Release.version` of a build of the imported source.")
     systems: list[IndexedSystem]
     runs: int = Field(description="Traces over all systems.")
     schema_files: list[str] = Field(description="JSON Schema files, relative to the index.")
@@ -80,7 +82,8 @@ def run(arguments: argparse.Namespace) -> int:
 
 
 def import_trajectories(source: Path, out: Path, cache_dir: Path | None = None) -> ImportResult:
-    """Convert every recorded run of the source release and write one submission per system at `out`.
+    """Convert every recorded run of the source release and write one submission per system at `out`,
+    each trace and submission stamped with the release version a build of the same source has.
 
     `out` must be missing, empty or an earlier import; it is replaced only once the new import is complete.
     """
@@ -88,16 +91,11 @@ def import_trajectories(source: Path, out: Path, cache_dir: Path | None = None) 
     release = open_source(Path(source), cache_dir)
     out = Path(out).resolve()
     refuse_foreign_folder(out, INDEX_FILE, "import")
-    version = dataset_version(Path(source), release)
+    version = built_version(release)
     systems = _paper_systems(release)
     with staged_folder(out) as staging:
         index = _write_import(release, systems, version, staging)
     return ImportResult(out=out, index=index, seconds=time.monotonic() - started)
-
-
-def dataset_version(source: Path, release: SourceRelease) -> str:
-    """An archive is identified by its sha256 prefix; an unpacked folder by the release name."""
-    return release.sha256[:16] if source.is_file() else FOLDER_DATASET_VERSION
 
 
 def _paper_systems(release: SourceRelease) -> dict[str, PaperSystemResult]:

@@ -34,10 +34,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(arguments: argparse.Namespace) -> int:
-    tasks = open_release(arguments.release).tasks
-    systems = [_system_row(scores, tasks) for scores in by_system(read_scores(arguments.scores)).values()]
-    if not systems:
+    release = open_release(arguments.release)
+    scores = read_scores(arguments.scores)
+    if not scores:
         raise CommandError(f"--scores {arguments.scores}: holds no task score")
+    _refuse_other_versions(scores, release.version, arguments.scores)
+    systems = [_system_row(system_scores, release.tasks) for system_scores in by_system(scores).values()]
     if arguments.out:
         write_text_atomic(arguments.out, [render_leaderboard(systems, arguments.format)])
         print(f"leaderboard: {arguments.out}")
@@ -46,6 +48,18 @@ def run(arguments: argparse.Namespace) -> int:
     else:
         print(render_leaderboard(systems, arguments.format), end="")
     return 0
+
+
+def _refuse_other_versions(scores: list[TaskScore], version: str, path: Path) -> None:
+    """Scores computed against another release version (other tasks or packages) are not ranked against
+    this one; scores that record no version (written before scores did) are taken as they are."""
+    recorded = {score.dataset_version for score in scores if score.dataset_version is not None}
+    other = sorted(recorded - {version})
+    if other:
+        raise CommandError(
+            f"--scores {path}: scored against dataset version {', '.join(map(repr, other))}, not this "
+            f"release's {version!r}; score the submissions again against it"
+        )
 
 
 def _system_row(scores: list[TaskScore], tasks: list[Task]) -> SystemScore:

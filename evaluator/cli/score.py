@@ -1,4 +1,8 @@
-"""`earthverse score --release R --traces <dir or submission> --out scores.jsonl [--judge MODEL|none]`."""
+"""`earthverse score --release R --traces <dir or submission> --out scores.jsonl [--judge MODEL|none]`.
+
+A submission whose `dataset_version` is not the release's was run on other tasks or package contents: it
+is refused unless `--allow-other-version`; every score records the release version it was computed
+against."""
 
 from __future__ import annotations
 
@@ -11,7 +15,7 @@ from evaluator.cli.base import INCOMPLETE, Command, CommandError
 from evaluator.cli.tables import print_leaderboard
 from evaluator.scoring.judge import judge_from_option
 from evaluator.scoring.metrics import summarize
-from evaluator.scoring.pipeline import Scorer
+from evaluator.scoring.pipeline import Scorer, version_mismatch
 from evaluator.scoring.scores_io import write_scores
 from evaluator.traces.io import METADATA_FILE, TraceFormatError, read_submission
 from evaluator.traces.schema import Submission
@@ -43,6 +47,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--api-key-env", default=None, help="environment variable holding the judge's API key"
     )
     parser.add_argument("--judge-cache", type=Path, default=None, help="verdict cache folder")
+    parser.add_argument(
+        "--allow-other-version",
+        action="store_true",
+        help="score a submission whose dataset_version is not the release's (a warning names both; the "
+        "scores record the release's)",
+    )
 
 
 def run(arguments: argparse.Namespace) -> int:
@@ -56,6 +66,7 @@ def run(arguments: argparse.Namespace) -> int:
         api_key_env=arguments.api_key_env,
     )
     submissions = load_submissions(arguments.traces)
+    check_versions(submissions, release.version, arguments.allow_other_version)
     unmatched = [s.metadata.system_id for s in submissions if not {t.task_id for t in s.traces} & known]
     if unmatched:
         raise CommandError(
@@ -83,6 +94,23 @@ def run(arguments: argparse.Namespace) -> int:
         )
         return INCOMPLETE
     return 0
+
+
+def check_versions(submissions: list[Submission], release_version: str, allowed: bool) -> None:
+    """Refuse submissions run on another release version than `release_version` (a CommandError naming
+    every one and both versions, nothing scored); with `allowed`, warn and score them."""
+    mismatches = [
+        problem
+        for submission in submissions
+        if (problem := version_mismatch(submission.metadata, release_version))
+    ]
+    if mismatches and not allowed:
+        raise CommandError(
+            f"--traces: {'; '.join(mismatches)}; score against the release they ran on, or pass "
+            "--allow-other-version; nothing scored"
+        )
+    for problem in mismatches:
+        log.warning("%s; scored against it anyway (--allow-other-version)", problem)
 
 
 def load_submissions(path: Path) -> list[Submission]:

@@ -18,7 +18,7 @@ from evaluator.scoring.judge import AnswerJudge, JudgeResult, NoJudge
 from evaluator.scoring.scores import TaskScore, TaskStatus, Trajectory
 from evaluator.scoring.submission import submitted_answer
 from evaluator.scoring.units import Unit
-from evaluator.traces.schema import Submission, Trace
+from evaluator.traces.schema import Submission, SubmissionMetadata, Trace
 from loaders.models import HiddenTask, Task
 from loaders.package import EventPackage
 from loaders.release import Release
@@ -49,7 +49,9 @@ class Scorer:
 
     def score(self, submission: Submission, judge: AnswerJudge | None = None) -> ScoredSubmission:
         """Every task of the release for this submission: answer units, diagnostics and cost, then H and
-        P from `judge` (none: the deterministic figures only)."""
+        P from `judge` (none: the deterministic figures only). Each score names the system and this
+        release's version; whether the submission ran on that version is the caller's check
+        (`version_mismatch`)."""
         judge = judge or NoJudge()
         traces = {trace.task_id: trace for trace in submission.traces}
         known = {task.task_id for task in self.release.tasks}
@@ -72,7 +74,8 @@ class Scorer:
                 scores.append(zero_score(metadata.system_id, task, "invalid", reason))
                 continue
             scores.append(with_judgement(score, judge.judge(task, self.hidden[task.task_id], trace)))
-        named = [score.model_copy(update={"system_name": metadata.system_name}) for score in scores]
+        stamped = {"system_name": metadata.system_name, "dataset_version": self.release.version}
+        named = [score.model_copy(update=stamped) for score in scores]
         return ScoredSubmission(
             system_id=metadata.system_id, system_name=metadata.system_name, scores=named, problems=problems
         )
@@ -107,6 +110,17 @@ class Scorer:
             package = self.release.package(event_id)
             self._packages[event_id] = (package, frozenset(package.list_files()))
         return self._packages[event_id]
+
+
+def version_mismatch(metadata: SubmissionMetadata, release_version: str) -> str | None:
+    """Why a submission is not a run on the release of `release_version`, naming both versions; None when
+    it is. (`Submission` already holds every trace that names a version to the metadata's.)"""
+    if metadata.dataset_version == release_version:
+        return None
+    return (
+        f"{metadata.system_id!r} ran on dataset version {metadata.dataset_version!r}, "
+        f"not on this release's {release_version!r}"
+    )
 
 
 def score_submission(

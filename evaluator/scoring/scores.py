@@ -42,6 +42,9 @@ class TaskScore(BaseModel):
     system_name: str = ""
     task_id: str
     event_id: str
+    dataset_version: str | None = Field(
+        default=None, description="The release version (`Release.version`) the task was scored against."
+    )
     status: TaskStatus
     reason: str = Field(default="", description="Why a task is not_run or invalid.")
     u: float | None = Field(

@@ -23,6 +23,8 @@ from loaders.models import TASK_ID_FIELD
 
 SCHEMA_VERSION = "1.0"
 UNKNOWN = "unknown"
+MAX_NAMED = 5
+"""How many offending traces an error message names."""
 
 RunStatus = Literal["ok", "solver_failure", "infrastructure_failure"]
 AnswerStatus = Literal["parsed", "repaired", "unparsed", "missing"]
@@ -354,7 +356,11 @@ class SubmissionMetadata(_Strict):
     harness: str = Field(description="The agent harness (or `unknown`).")
     organisation: str = Field(description="Who built or submitted the system (or `unknown`).")
     contact: str = Field(description="How to reach the submitter (or `unknown`).")
-    dataset_version: str = Field(description="Version of the dataset the runs used.")
+    dataset_version: str = Field(
+        min_length=1,
+        description="Version of the dataset the runs used: the `Release.version` (`ev-<16 hex>`) of the "
+        "release they ran on; scoring refuses a submission of another version.",
+    )
     submitted_at: datetime | None = Field(default=None, description="When the submission was made.")
     notes: str = Field(default="", description="Anything a reader of the results should know.")
 
@@ -379,6 +385,21 @@ class Submission(_Strict):
             raise ValueError(
                 f"traces of another system than {self.metadata.system_id!r}: {', '.join(foreign)}"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _one_dataset_version(self) -> Submission:
+        """A trace that names a dataset version names the metadata's: one submission, one release."""
+        expected = self.metadata.dataset_version
+        other = sorted(
+            f"{trace.task_id} ({trace.dataset_version!r})"
+            for trace in self.traces
+            if trace.dataset_version is not None and trace.dataset_version != expected
+        )
+        if other:
+            more = f" and {len(other) - MAX_NAMED} more" if len(other) > MAX_NAMED else ""
+            shown = ", ".join(other[:MAX_NAMED]) + more
+            raise ValueError(f"traces of another dataset version than the metadata's {expected!r}: {shown}")
         return self
 
 
