@@ -24,14 +24,16 @@ from evaluator.scoring.pipeline import Scorer
 from evaluator.traces.io import read_submission, write_submission
 from evaluator.traces.recorded import read_recorded_trace
 from evaluator.traces.schema import Submission, SubmissionMetadata, SystemIdentity, Trace
-from loaders.release import open_ground_truth, open_release
+from loaders.release import Release, open_ground_truth, open_release
 
 PROJECT = Path(__file__).resolve().parents[1]
 TARGET_S = 2.0
 SYSTEM = SystemIdentity(system_id="bench", system_name="Benchmark", model="gpt-4o", harness="recorded")
 
 
-def full_submission(release_tasks: list[str], runs_dir: Path) -> Submission:
+def full_submission(release: Release, runs_dir: Path) -> Submission:
+    """A run of every task of `release` on its version, made of recorded runs (see the module docstring)."""
+    release_tasks = [task.task_id for task in release.tasks]
     recorded: dict[str, Trace] = {}
     for path in sorted(runs_dir.glob("*/CSX-*.json")):
         recorded.setdefault(path.stem, read_recorded_trace(path))
@@ -49,7 +51,7 @@ def full_submission(release_tasks: list[str], runs_dir: Path) -> Submission:
         harness="recorded",
         organisation="EarthVerse",
         contact="-",
-        dataset_version="bench",
+        dataset_version=release.version,
     )
     return Submission(metadata=metadata, traces=traces)
 
@@ -66,9 +68,7 @@ def main() -> None:
     options.add_argument("--release", type=Path, default=PROJECT / ".cache" / "test-build")
     arguments = options.parse_args()
     release, hidden = open_release(arguments.release), open_ground_truth(arguments.release)
-    submission = full_submission(
-        [task.task_id for task in release.tasks], open_source(default_archive()).trajectories_dir
-    )
+    submission = full_submission(release, open_source(default_archive()).trajectories_dir)
     with tempfile.TemporaryDirectory() as scratch:
         path = Path(scratch) / "submission.jsonl"
         write_submission(path, submission)

@@ -68,7 +68,7 @@ def fill_store(settings, submission: Submission) -> None:
 
 def first_render_seconds(settings) -> float:
     services = build_services(settings)
-    services.redactor.needles()  # the start-up warm-up is done before a visitor arrives
+    services.redactor.index()  # the start-up warm-up is done before a visitor arrives
     services.store = Store(settings.store)  # cold: no record read yet
     started = time.perf_counter()
     outputs = render_views(services)
@@ -98,9 +98,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch_dir:
         scratch = Path(scratch_dir)
         probe = build_services(local_settings(arguments.release, scratch / "probe"))
-        tasks = [task.task_id for task in probe.release.tasks]
         probe.close()
-        submission = full_submission(tasks, open_source(default_archive()).trajectories_dir)
+        submission = full_submission(probe.release, open_source(default_archive()).trajectories_dir)
 
         settings = local_settings(arguments.release, scratch / "store200")
         fill_store(settings, submission)
@@ -109,14 +108,14 @@ def main() -> None:
         live = local_settings(arguments.release, scratch / "live", daily_limit=1000)
         visible = []
         with running_app(live) as app:
-            app.services.redactor.needles()  # start-up warm-up done, as for any visitor after start
+            app.services.redactor.index()  # start-up warm-up done, as for any visitor after start
             for run in range(arguments.runs):
                 name = f"Benchmark {run}"
                 path = scratch / f"upload-{run}.jsonl"
                 write_submission(path, renamed(submission, f"bench-{run}", name))
                 visible.append(upload_to_visible_seconds(app.url, app.services, path, name))
     report("first render, 200 stored submissions", renders, RENDER_TARGET_S)
-    report(f"{len(tasks)}-task submission, upload to visible", visible, VISIBLE_TARGET_S)
+    report(f"{len(submission.traces)}-task submission, upload to visible", visible, VISIBLE_TARGET_S)
 
 
 def report(what: str, seconds: list[float], target: float) -> None:
