@@ -69,7 +69,7 @@ class Intake:
             return self._reject(receipt, ANONYMOUS, filename, NOT_SIGNED_IN)
         if self.store.submission_record(receipt) is not None:
             self.store.log("duplicate", receipt, user, "the same content was submitted before")
-            current = status_of(self.store, receipt, self.judged)
+            current = self.status(receipt)
             return current.model_copy(update={"message": f"Already received. {current.message}"})
         try:
             submission = parse_upload(data, filename, self.limits, form)
@@ -95,7 +95,11 @@ class Intake:
             "accepted", receipt, user, f"{record.traces} traces of {record.metadata.system_name!r}"
         )
         self.enqueue(receipt)
-        return status_of(self.store, receipt, self.judged)
+        return self.status(receipt)
+
+    def status(self, receipt: str) -> SubmissionStatus:
+        """What the submitter of `receipt` is told (see `status_of`)."""
+        return status_of(self.store, receipt, self.judged, self.release_version)
 
     def _conflict(self, user: str, system_name: str) -> str | None:
         """Why this user may not submit this system now: a name already used, or the daily limit."""
@@ -103,7 +107,9 @@ class Intake:
         today = datetime.now(UTC).date()
         mine_today = 0
         for record in self.store.submissions():
-            same_name = record.metadata.system_name.strip().casefold() == wanted
+            # a name is taken only on this release: a system may be submitted again on a new one
+            current = record.metadata.dataset_version == self.release_version
+            same_name = current and record.metadata.system_name.strip().casefold() == wanted
             if same_name and record.user == user:
                 return (
                     f"You already submitted a system named {system_name!r} (receipt {record.receipt[:12]}…)."

@@ -40,14 +40,18 @@ class Rescorer:
         return self.judge is not None
 
     def start(self) -> None:
-        """Start the workers and queue every stored submission whose results are missing."""
+        """Start the workers and queue every stored submission of this release version whose results are
+        missing (one stored while the Space served another release is not scored against this one)."""
         for stage in self._stages:
             thread = threading.Thread(
                 target=self._work, args=(stage,), name=f"rescoring-{stage}", daemon=True
             )
             thread.start()
             self._threads.append(thread)
+        version = self.scorer.release.version
         for record in self.store.submissions():
+            if record.metadata.dataset_version != version:
+                continue
             if self.store.result(record.receipt, "deterministic") is None:
                 self.enqueue(record.receipt)
             elif self.judged and self.store.result(record.receipt, "judged") is None:

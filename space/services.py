@@ -39,14 +39,20 @@ class Services:
         self.redactor.close()
 
     def board(self) -> tuple[list[BoardRow], list[ResultRecord]]:
-        """The leaderboard rows and the latest results, rebuilt only when a result was added."""
+        """The leaderboard rows and the latest results of submissions run on this release version,
+        rebuilt only when a result was added."""
         version = self.store.result_count()
         with self._board_lock:
             if self._board is None or self._board[0] != version:
-                results = self.store.latest_results()
+                results = [result for result in self.store.latest_results() if self._on_this_release(result)]
                 rows = board_rows(self.release.paper_leaderboard, results, self.rescorer.judged)
                 self._board = (version, rows, results)
             return self._board[1], self._board[2]
+
+
+    def _on_this_release(self, result: ResultRecord) -> bool:
+        record = self.store.submission_record(result.receipt)
+        return record is not None and record.metadata.dataset_version == self.release.version
 
 
 def open_sources(settings: Settings) -> tuple[Release, dict[str, HiddenRecord]]:

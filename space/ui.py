@@ -19,7 +19,6 @@ from space.board import BoardRow
 from space.leaderboard_view import ALL
 from space.records import SubmissionStatus
 from space.services import Services
-from space.status import status_of
 from space.validation import MetadataForm
 
 ABOUT = Path(__file__).with_name("about.md")
@@ -245,7 +244,7 @@ def _submit_tab(services: Services) -> None:
         return _submit(intake, file, user_of(request), MetadataForm()).model_dump()
 
     def look_up_status(value: str) -> dict[str, str]:
-        return status_of(services.store, value or "", services.rescorer.judged).model_dump()
+        return intake.status(value or "").model_dump()
 
     send.click(submit_form, [upload, *form], [answer, receipt, upload], api_visibility="undocumented")
     api_send.click(submit_api, api_file, answer, api_name="submit")

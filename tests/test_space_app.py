@@ -8,6 +8,7 @@ import re
 import threading
 import time
 import zipfile
+from datetime import UTC, datetime
 from itertools import pairwise
 from pathlib import Path
 
@@ -23,8 +24,9 @@ from loaders.release import open_ground_truth, open_release
 from space import capability_view, cost_view, leaderboard_view
 from space.board import BoardRow, board_rows, tied_ranks
 from space.identity import IdentityResolver
+from space.records import SubmissionRecord
+from space.rescoring import result_record
 from space.services import build_services
-from space.status import status_of
 from space.store import RecordExists, Store, create_once
 from space.validation import MetadataForm, UploadLimits, UploadRejected, parse_upload
 from tests.openai_standin import OpenAIStandin, Reply
@@ -289,6 +291,55 @@ def test_a_submission_of_another_release_version_is_refused_and_nothing_of_it_is
         services.close()
 
 
+def test_a_store_kept_from_another_release_ranks_none_of_its_runs_and_frees_their_names(
+    built_release: Path, tmp_path: Path, luna: Submission, release
+) -> None:
+    old = "ev-0123456789abcdef"
+    settings = local_settings(built_release, tmp_path / "store")
+    store = Store(settings.store)
+    earlier = luna.model_copy(
+        update={
+            "metadata": luna.metadata.model_copy(update={"dataset_version": old}),
+            "traces": [trace.model_copy(update={"dataset_version": old}) for trace in luna.traces],
+        }
+    )
+    scorer = Scorer(release, open_ground_truth(built_release))
+    ranked_before, never_scored = "a" * 64, "b" * 64
+    for receipt in (ranked_before, never_scored):
+        record = SubmissionRecord(
+            receipt=receipt,
+            user="tester",
+            received_at=datetime.now(UTC),
+            filename="luna.jsonl",
+            size_bytes=1,
+            metadata=earlier.metadata,
+            traces=len(earlier.traces),
+        )
+        store.accept(record, earlier)
+    store.add_result(
+        result_record(ranked_before, "deterministic", scorer.score(earlier), scorer, earlier.metadata)
+    )
+
+    services = build_services(settings)
+    try:
+        services.rescorer.wait_idle()
+        assert services.store.result(never_scored, "deterministic") is None
+        assert [row for row in services.board()[0] if row.source == "rescored"] == []
+        for receipt in (ranked_before, never_scored):
+            status = services.intake.status(receipt)
+            assert status.status == "rejected"
+            assert status.message == (
+                f"'gpt-5-6-luna' ran on dataset version {old!r}, not on this release's {release.version!r}: "
+                "it is not ranked on this leaderboard."
+            )
+        path = write_jsonl(tmp_path / "luna.jsonl", luna)
+        assert services.intake.submit(path, path.name, "tester").status == "queued"
+        services.rescorer.wait_idle()
+        assert [row.system for row in services.board()[0] if row.source == "rescored"] == ["GPT-5.6 Luna"]
+    finally:
+        services.close()
+
+
 def test_records_are_written_once(tmp_path: Path) -> None:
     create_once(tmp_path / "r.json", "{}")
     with pytest.raises(RecordExists):
@@ -376,12 +427,12 @@ def test_the_judge_runs_after_the_deterministic_rescoring_and_rows_show_it_pendi
                 time.sleep(0.1)
             row = next(row for row in services.board()[0] if row.source == "rescored")
             assert row.judge == "judge pending" and row.core is None
-            assert status_of(services.store, receipt, judged=True).status == "scored"
+            assert services.intake.status(receipt).status == "scored"
             release_gate.set()
             services.rescorer.wait_idle()
             row = next(row for row in services.board()[0] if row.source == "rescored")
             assert row.judge == "openai/standin-judge" and row.core is not None and row.process is not None
-            assert status_of(services.store, receipt, judged=True).status == "published"
+            assert services.intake.status(receipt).status == "published"
         finally:
             release_gate.set()
             services.close()
