@@ -165,6 +165,14 @@ def test_open_vocabulary_labels_match_as_phrases() -> None:
     assert match_phrase(unit, prose).verdict is Verdict.JUDGE_REQUIRED
 
 
+def test_open_vocabulary_labels_match_the_phrase_of_a_variant() -> None:
+    unit = _unit(
+        UnitKind.LABEL, "cold_dry_shelter_support_risk", variants=("cold_dry_exposure_support_priority",)
+    )
+    assert match_phrase(unit, "Cold-Dry-Exposure Priority").verdict is Verdict.CORRECT
+    assert match_phrase(unit, "heat stress priority").verdict is Verdict.INCORRECT
+
+
 def test_free_text_is_judge_required() -> None:
     unit = _unit(UnitKind.TEXT, "A long explanation.", judge_required=True)
     assert _verdict(unit, "anything") is Verdict.JUDGE_REQUIRED

@@ -34,9 +34,9 @@ scorer (task, system: what the judge did; what is right; paper U vs ours at the 
 
 Beyond single runs the judge is lenient where U is strict by design: on the deep mechanism tasks
 (`task_mode: deep_mechanism_diagnosis`) it scores the prose fields and passes computed ledgers whose
-values differ from the ground truth, and it credits open-vocabulary labels that share no words with
-the ground truth (`urban_collapse_sar` for `urgent_urban_collapse_search_and_rescue`), which a
-deterministic scorer cannot decide.
+values differ from the ground truth, and it credits open-vocabulary labels that share little more than
+a word with the ground truth or its acceptable variants (`earthquake-generated basin-scale tsunami` for
+`megathrust_seafloor_uplift_tsunami_priority`), which a deterministic scorer cannot decide.
 
 What the paper calls unit accuracy is not a separate count of units: over the 1,591 runs it agrees with
 the same judge's holistic answer score at Pearson 0.998 (MAE 0.9) and with its 20-point process rubric

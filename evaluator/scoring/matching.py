@@ -352,13 +352,15 @@ def _qualified(given: str, label: str) -> bool:
 
 def match_phrase(unit: Unit, submitted: Any) -> Match:
     """An open-vocabulary label (one the agent must phrase itself): the strict label rules, else the
-    submitted phrase carries at least half of the label's content words (compared by their first
-    PHRASE_STEM letters: dominant ~ dominance) and adds no negation."""
+    submitted phrase carries at least half of the content words of the label or of one of its
+    acceptable variants (compared by their first PHRASE_STEM letters: dominant ~ dominance) and adds
+    no negation."""
     strict = match(unit, submitted)
     if strict.verdict is Verdict.CORRECT:
         return strict
     phrases = [item for item in _phrases(submitted) if isinstance(item, str)]
-    if any(_same_concept(str(unit.gt), phrase) for phrase in phrases):
+    labels = (str(unit.gt), *unit.variants)
+    if any(_same_concept(label, phrase) for label in labels for phrase in phrases):
         return _verdict(True, "phrase")
     if not phrases or all(_word_count(phrase) > MAX_PHRASE_WORDS for phrase in phrases):
         # prose, not a phrase: whether it states the concept is for the judge
