@@ -79,6 +79,19 @@ def test_a_generic_value_is_found_under_the_items_name() -> None:
     assert found["anchors[name=event_duration_days].value"][1] == "183"
 
 
+def test_a_named_items_value_is_found_under_its_name_in_another_group() -> None:
+    """A name of two or more words stands for its item wherever it is (CSX-316_Q1's metrics come as
+    `key_metrics.event_window_years`); a one-word name needs some of its path."""
+    primary = {"required_metrics": [{"name": "event_window_years", "value": 20}, {"name": "ash", "value": 2}]}
+    found = _aligned(primary, {"key_metrics": {"event_window_years": "20"}, "other": {"ash": 2}})
+    assert found["required_metrics[name=event_window_years].value"] == (
+        "key_metrics.event_window_years",
+        "20",
+        "item name as key",
+    )
+    assert found["required_metrics[name=ash].value"][2] != "item name as key"
+
+
 def test_similar_names_need_every_word_and_the_same_numbers() -> None:
     primary = {"heat": {"tmax35_run_days": 17, "local_5d_mm": 72.2}}
     answer = {"heat": {"longest_run_daily_Tmax_ge_35_C_days": 17, "local_15d_mm": 100.2}}

@@ -193,6 +193,15 @@ def test_key_values_fill_template_fields_primary_gt_lacks() -> None:
     assert set(unit.id for unit in task_units(ground_truth)) == {"answer"}
 
 
+def test_key_values_do_not_repeat_a_named_item_of_primary_gt(source_release) -> None:
+    """CSX-316_Q1 holds `event_window_years` as `required_metrics[name=event_window_years].value` and
+    again in `key_values`: one claim, scored once."""
+    record = next(record for record in source_release.records if record.task_id == "CSX-316_Q1")
+    ids = {unit.id for unit in task_units(record.ground_truth, record.question)}
+    assert "required_metrics[name=event_window_years].value" in ids
+    assert "key_values.event_window_years" not in ids
+
+
 def test_normalize_label() -> None:
     assert normalize_label("Compound-Heat  Water_Stress") == "compound_heat_water_stress"
     assert normalize_label("peakGustKmh") == "peak_gust_kmh"

@@ -7,7 +7,8 @@ by the id the ground truth keeps in a field. A unit is aligned to the submitted 
 matches its path:
 
 1. candidates are the fields whose name equals the unit's key (after normalisation), a flattened
-   suffix of its path, or, for `rows[name=x].value`, the item's name `x`; else a list item whose
+   suffix of its path, or, for `rows[name=x].value`, the item's name `x` (a name of two or more
+   words stands for the item under any parent: `key_metrics.event_window_years`); else a list item whose
    identifying field equals the key (`{"burst": "pass"}` ~ `[{"row_id": "burst", "result": "PASS"}]`)
    or the formula symbol that leads the key (`E` for `E_early_active_days`); else fields whose
    name holds every word of the key (`tmax35_run_days` ~ `longest_run_tmax_ge_35_run_days`, numbers
@@ -263,8 +264,10 @@ class Aligner:
             for node in self.index.by_joined.get(joined, ()) if covered == 0 else ():
                 found.append((node, 2.0, 0, "split key"))
         alias = _item_name(unit, anchor_at)
+        # a name of two or more words (`event_window_years`) is specific enough to stand for its item
+        named_item = 1 if alias and "_" in alias else 0
         for node in self.index.by_name.get(alias, ()) if alias else ():
-            found.append((node, 2.0, 0, "item name as key"))
+            found.append((node, 2.0, named_item, "item name as key"))
         for node in self.index.by_item_id.get(normalize_label(unit.key), ()) if not found else ():
             found.append((node, 1.8, 1, "list item named like the key"))
         symbol = _SYMBOL_KEY.match(unit.key)

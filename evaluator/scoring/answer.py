@@ -79,7 +79,8 @@ def task_units(ground_truth: dict[str, Any], question: str | None = None) -> lis
     if not question:
         return units
     prompt = Prompt(question)
-    held = {normalize_label(unit.key) for unit in units}
+    # a value `primary_gt` holds as a named item (`required_metrics[name=x].value`) is held as `x` too
+    held = {name for unit in units for name in (normalize_label(unit.key), unit.name)}
     extra = [
         unit
         for unit in decompose_key_values(ground_truth)
