@@ -173,6 +173,16 @@ def test_open_vocabulary_labels_match_the_phrase_of_a_variant() -> None:
     assert match_phrase(unit, "heat stress priority").verdict is Verdict.INCORRECT
 
 
+def test_an_open_label_answered_with_nothing_or_no_text_is_incorrect() -> None:
+    """Only prose goes to the judge: an empty list, a yes/no or an object of numbers states no label."""
+    unit = _unit(UnitKind.LABEL, "wind_led_post_tropical_ireland_uk_pathway")
+    for submitted in ([], False, {"max_dnbr": 0.294, "mean_dnbr": -0.017}):
+        assert match_phrase(unit, submitted).verdict is Verdict.INCORRECT, submitted
+    prose = " ".join(["the storm"] * 20)
+    assert match_phrase(unit, {"finding": prose, "evidence": prose}).verdict is Verdict.JUDGE_REQUIRED
+    assert match_phrase(unit, {"finding": "wind-led post-tropical impact"}).verdict is Verdict.CORRECT
+
+
 def test_free_text_is_judge_required() -> None:
     unit = _unit(UnitKind.TEXT, "A long explanation.", judge_required=True)
     assert _verdict(unit, "anything") is Verdict.JUDGE_REQUIRED

@@ -362,17 +362,20 @@ def match_phrase(unit: Unit, submitted: Any) -> Match:
     labels = (str(unit.gt), *unit.variants)
     if any(_same_concept(label, phrase) for label in labels for phrase in phrases):
         return _verdict(True, "phrase")
-    if not phrases or all(_word_count(phrase) > MAX_PHRASE_WORDS for phrase in phrases):
+    if phrases and all(_word_count(phrase) > MAX_PHRASE_WORDS for phrase in phrases):
         # prose, not a phrase: whether it states the concept is for the judge
         return Match(verdict=Verdict.JUDGE_REQUIRED, rule="phrase", reason="submitted as prose")
     return _verdict(False, "phrase", f"{_brief(submitted)} does not state {unit.gt!r}")
 
 
 def _phrases(submitted: Any) -> list[Any]:
+    """What a submission states as phrases: itself, a list's items (an object item by its name), an
+    object's value field or else its text fields (`{"finding": "...", "evidence": "..."}`)."""
     if isinstance(submitted, list):
         return [_item_name(item) if isinstance(item, dict) else item for item in submitted]
     if isinstance(submitted, dict):
-        return [_scalar_of(submitted)]
+        scalar = _scalar_of(submitted)
+        return [scalar] if scalar is not None else _texts(submitted)
     return [submitted]
 
 

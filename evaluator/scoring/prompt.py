@@ -8,10 +8,12 @@ one-word key (`days`, `value`, `result`), its parent: the key joined to the pare
 The task's top-level `answer` is always requested. A unit neither requested nor answered is left out
 of U (`unrequested`); one the submission does answer is scored whether requested or not.
 
-Open vocabulary. A label the prompt offers (`Set threshold_state to "pass" or "partial"`,
-`classify it as point_evidence_dry_hot_not_humid_dominated`) must be used as written. A label in the
-authors' own words that the prompt never gives (`"answer": "<compact_priority_label>"`) the agent must
-phrase itself; such a unit is matched as a phrase (matching.match_phrase).
+Open vocabulary. A label the prompt offers as a label, quoted, in code or as a snake_case word
+(`Set threshold_state to "pass" or "partial"`, `classify it as point_evidence_dry_hot_not_humid_dominated`),
+must be used as written. A label in the authors' own words that the prompt never gives
+(`"answer": "<compact_priority_label>"`) the agent must phrase itself; such a unit is matched as a
+phrase (matching.match_phrase). The same words in the prompt's prose or title (`# Sustained Marine
+Heat-Stress Diagnosis`) describe the task; they do not give the label.
 
 Template. The prompt's fenced JSON answer template names the fields it wants (`shapes`); answer.py
 uses it to pick the `key_values` entries of tasks that keep templated values there.
@@ -32,6 +34,12 @@ class Prompt:
         self.text = f"_{normalize_label(question)}_"
         self.template_keys = frozenset(
             normalize_label(key) for block in _FENCE.findall(question) for key in _JSON_KEY.findall(block)
+        )
+        self.offered = frozenset(
+            label
+            for span in (*map("".join, _QUOTED.findall(question)), *_SNAKE.findall(question))
+            for piece in _OPTION_SEPARATOR.split(span)
+            if (label := normalize_label(piece))
         )
 
     def shapes(self, unit: Unit) -> bool:
@@ -69,20 +77,28 @@ class Prompt:
         if unit.kind not in (UnitKind.LABEL, UnitKind.SET, UnitKind.ORDERING):
             return False
         values = unit.gt if isinstance(unit.gt, list) else [unit.gt]
-        if any(self.names(variant) for variant in unit.variants):
+        if any(self.offers(variant) for variant in unit.variants):
             return False
-        return any(_authored(value) and not self.names(value) for value in values)
+        return any(_authored(value) and not self.offers(value) for value in values)
+
+    def offers(self, label: str) -> bool:
+        """Whether the prompt gives `label` as a label: quoted, in code, or as a snake_case word."""
+        return normalize_label(label) in self.offered
 
 
 _FENCE = re.compile(r"```[a-zA-Z]*\s*\n(.*?)```", re.DOTALL)
 _JSON_KEY = re.compile(r'"([^"\n]{1,80})"\s*:')
+_QUOTED = re.compile(r'`([^`\n]{1,200})`|"([^"\n]{1,200})"|“([^”\n]{1,200})”')
+_SNAKE = re.compile(r"[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+")
+_OPTION_SEPARATOR = re.compile(r"\s*(?:[|,;/]|\bor\b)\s*")
 
 
 def _authored(value: Any) -> bool:
     """A concept tag or phrase of the authors' own words: two or more words, no digits, no proper names
-    or acronyms (a capital letter beyond the first), as opposed to an extracted name, date or path."""
+    or acronyms (a capital letter beyond the first), as opposed to an extracted name, date, path or
+    field (`hourly.apparent_temperature`)."""
     text = str(value).strip()
-    if not text or any(char.isdigit() for char in text) or "/" in text:
+    if not text or any(char.isdigit() for char in text) or "/" in text or "." in text:
         return False
     return text[1:] == text[1:].lower() and "_" in normalize_label(text)
 
