@@ -50,6 +50,17 @@ def test_numbers_in_text_thousands_and_short_phrases() -> None:
     assert as_number("between 3 and 5 days") is None  # two numbers: which one is meant is unclear
 
 
+def test_a_scale_word_multiplies_or_is_the_ground_truths_own_scale() -> None:
+    """`10.2 million` is 10200000 (rounded to the hundred thousand); `30 million tons` is also 30 where
+    the ground truth counts in million tons; a magnitude `6.7M` is not scaled."""
+    assert _verdict(_number(10200000, 0.5, "precision"), "10.2 million") is Verdict.CORRECT
+    assert _verdict(_number(1090345.7, 0.05, "precision"), "approx. 1.09 million people") is Verdict.CORRECT
+    assert _verdict(_number(1233444, 0.5, "precision"), "~1.2 million") is Verdict.INCORRECT
+    assert _verdict(_number(30.0, 0.1), "30 million tons") is Verdict.CORRECT
+    assert _verdict(_number(6.7, 0.05), "6.7M") is Verdict.CORRECT
+    assert _verdict(_number(10200000, 0.5, "precision"), "10.2 thousand") is Verdict.INCORRECT
+
+
 def test_percent_for_fraction_is_not_accepted_and_says_so() -> None:
     result = match(_number(69.25, 0.01, "precision"), 0.6925)
     assert result.verdict is Verdict.INCORRECT

@@ -4,9 +4,10 @@ Rules, by unit kind:
 
 - number: within the unit's tolerance (stated by the task, else the ground truth's precision); a
   number may come as a string with a unit (`"81.8 %"`, `"12.3 mm"`, `"1,000"`) or as an object with a
-  `value` field. A value off by exactly x100 (percent for fraction or back) is NOT accepted: the task
-  names the scale (`_pct`, `_fraction`, `_share`) and the other scale is a different number; the
-  result says so in its reason.
+  `value` field; a scale word after it (`"10.2 million"`) multiplies it, or is the scale the ground
+  truth counts in (`30` for `"30 million tons"`). A value off by exactly x100 (percent for fraction
+  or back) is NOT accepted: the task names the scale (`_pct`, `_fraction`, `_share`) and the other
+  scale is a different number; the result says so in its reason.
 - flag / test: booleans, or strings whose first word is yes/no/true/false/pass/fail (and inflections).
   Numbers 0/1 are not read as booleans: a count of 1 is not "true".
 - label: equal after normalisation (case, separators, whitespace), or equal to one of the ground
@@ -20,6 +21,7 @@ Rules, by unit kind:
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections import Counter
@@ -57,6 +59,7 @@ OUTCOME_KEY_WORDS = frozenset(
     {"value", "pass", "passed", "passes", "result", "status", "outcome", "met", "verdict"}
 )
 """Words that mark an object's field as its outcome (`result`, `gate_pass`, `test_status`)."""
+SCALE_WORDS = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
 MAX_TEXT_SCAN = 2000
 MIN_PHRASE_TOKENS = 2
 PHRASE_COVERAGE = 0.5
@@ -107,6 +110,7 @@ _NUMBER_PREFIX = re.compile(
 _NEGATION_STEMS = frozenset(word[:PHRASE_STEM] for word in NEGATIONS)
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _DATE_OR_TIME = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?|\b\d{1,2}:\d{2}\b")
+_SCALE_WORD = re.compile(r"\s*(thousand|million|billion|trillion)\b", re.IGNORECASE)
 _ANY_NUMBER = re.compile(r"(?<![\w.])[-−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w.])")
 _DATE_JOINER = re.compile(r"[\s/_\-–—]*(?:(?:to|through|until|and)[\s/_\-–—]*)?")
 """What may stand between the dates of a date range: `2010-09-01_to_2010-10-16`, `2021-07-17/2021-07-23`."""
@@ -162,7 +166,12 @@ def _match_number(unit: Unit, submitted: Any) -> Match:
     noise = FLOAT_NOISE * max(1.0, abs(gt))
     if abs(value - gt) <= tolerance + noise:
         return _verdict(True, rule)
-    if unit.tolerance_source == "precision" and _coarser_rounding(value, gt, submitted, tolerance, noise):
+    scale = _scale_word(submitted)
+    if scale != 1.0 and abs(value * scale - gt) <= tolerance + noise:
+        return _verdict(True, "number with its scale word")
+    if unit.tolerance_source == "precision" and any(
+        _coarser_rounding(value * factor, gt, submitted, tolerance, noise, factor) for factor in {1.0, scale}
+    ):
         return _verdict(True, "number rounded coarser (3+ significant digits)")
     if value != 0 and (
         abs(value * 100 - gt) <= tolerance + noise or abs(value / 100 - gt) <= tolerance + noise
@@ -171,21 +180,33 @@ def _match_number(unit: Unit, submitted: Any) -> Match:
     return _verdict(False, rule, f"off by {value - gt:+.6g}")
 
 
-def _coarser_rounding(value: float, gt: float, submitted: Any, tolerance: float, noise: float) -> bool:
-    """The submitted value is the ground truth rounded to fewer decimals, still 3+ significant digits."""
+def _coarser_rounding(
+    value: float, gt: float, submitted: Any, tolerance: float, noise: float, scale: float = 1.0
+) -> bool:
+    """The submitted value is the ground truth rounded to fewer decimals, still 3+ significant digits
+    (`scale`: the written number's scale word, `1.09 million` is rounded to the ten thousand)."""
     step = written_step(submitted)
-    if step is None or step <= 2 * tolerance or significant_digits(value) < COARSE_MIN_DIGITS:
+    if step is None or step * scale <= 2 * tolerance or significant_digits(value) < COARSE_MIN_DIGITS:
         return False
-    return abs(value - gt) <= step / 2 + noise
+    return abs(value - gt) <= step * scale / 2 + noise
+
+
+def _scale_word(submitted: Any) -> float:
+    """The multiple a scale word right after a submitted number states (`"10.2 million people"`), else 1.
+    The number is also read without it: the ground truth may be counted in that scale (`30` for
+    `"30 million tons"` of a mass in million tons)."""
+    found = _written_number(submitted) if isinstance(submitted, str) else None
+    word = _SCALE_WORD.match(found[1]) if found is not None else None
+    return SCALE_WORDS[word.group(1).lower()] if word else 1.0
 
 
 def written_step(submitted: Any) -> float | None:
     """The rounding step a number is written with: 21.95 -> 0.01, 1090000 -> 10000, "3.2 mm" -> 0.1."""
     text = submitted if isinstance(submitted, str) else repr(submitted) if is_number(submitted) else None
-    found = _NUMBER_PREFIX.match(text) if text is not None else None
+    found = _written_number(text) if text is not None else None
     if found is None:
         return None
-    digits = found.group(1).replace(",", "").lstrip("+-−").lower()
+    digits = found[0].replace(",", "").lstrip("+-−").lower()
     if "e" in digits:
         return None
     whole, _, decimals = digits.partition(".")
@@ -227,13 +248,20 @@ def as_number(submitted: Any) -> float | None:
 def _number_from_text(text: str) -> float | None:
     """The number a text states: its leading number (`"81.8 %"`), or the only number of a short phrase
     (`"cold night, mean min 3.0 C"`); dates and times are not numbers."""
+    found = _written_number(text)
+    return _float(found[0]) if found is not None else None
+
+
+def _written_number(text: str) -> tuple[str, str] | None:
+    """The number a text states as written, and the text after it (see `_number_from_text`)."""
     found = _NUMBER_PREFIX.match(text)
     if found:
-        return _float(found.group(1))
+        return found.group(1), text[found.end(1) :]
     if len(text.split()) > MAX_PHRASE_WORDS:
         return None
-    numbers = _ANY_NUMBER.findall(_DATE_OR_TIME.sub(" ", text))
-    return _float(numbers[0]) if len(numbers) == 1 else None
+    undated = _DATE_OR_TIME.sub(" ", text)
+    numbers = list(itertools.islice(_ANY_NUMBER.finditer(undated), 2))
+    return (numbers[0].group(), undated[numbers[0].end() :]) if len(numbers) == 1 else None
 
 
 def numbers_in_text(text: str) -> list[float]:
