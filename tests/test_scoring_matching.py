@@ -61,6 +61,22 @@ def test_a_scale_word_multiplies_or_is_the_ground_truths_own_scale() -> None:
     assert _verdict(_number(10200000, 0.5, "precision"), "10.2 thousand") is Verdict.INCORRECT
 
 
+def test_an_object_states_its_one_number_named_like_the_unit() -> None:
+    """CSX-001_Q2 lists daily Tmax as `{"date": ..., "tmax_c": 30.1}` items of `daily_tmax_c`."""
+    unit = Unit(
+        id="daily_tmax_c[1]",
+        path=("daily_tmax_c", 1),
+        key="daily_tmax_c",
+        kind=UnitKind.NUMBER,
+        gt=30.1,
+        tolerance=0.1,
+        tolerance_source="task:daily_tmax_c",
+    )
+    assert _verdict(unit, {"date": "2021-06-26", "tmax_c": 30.1}) is Verdict.CORRECT
+    assert _verdict(unit, {"date": "2021-06-26", "rank": 30.1}) is Verdict.INCORRECT
+    assert _verdict(unit, {"tmax_c": 30.1, "c": 5.0}) is Verdict.INCORRECT
+
+
 def test_percent_for_fraction_is_not_accepted_and_says_so() -> None:
     result = match(_number(69.25, 0.01, "precision"), 0.6925)
     assert result.verdict is Verdict.INCORRECT

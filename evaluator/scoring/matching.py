@@ -4,10 +4,11 @@ Rules, by unit kind:
 
 - number: within the unit's tolerance (stated by the task, else the ground truth's precision); a
   number may come as a string with a unit (`"81.8 %"`, `"12.3 mm"`, `"1,000"`) or as an object with a
-  `value` field; a scale word after it (`"10.2 million"`) multiplies it, or is the scale the ground
-  truth counts in (`30` for `"30 million tons"`). A value off by exactly x100 (percent for fraction
-  or back) is NOT accepted: the task names the scale (`_pct`, `_fraction`, `_share`) and the other
-  scale is a different number; the result says so in its reason.
+  `value` field or a single number field named with words of the unit's name (`{"date": ...,
+  "tmax_c": 30.1}` for `daily_tmax_c`); a scale word after it (`"10.2 million"`) multiplies it, or
+  is the scale the ground truth counts in (`30` for `"30 million tons"`). A value off by exactly
+  x100 (percent for fraction or back) is NOT accepted: the task names the scale (`_pct`,
+  `_fraction`, `_share`) and the other scale is a different number; the result says so in its reason.
 - flag / test: booleans, or strings whose first word is yes/no/true/false/pass/fail (and inflections).
   Numbers 0/1 are not read as booleans: a count of 1 is not "true".
 - label: equal after normalisation (case, separators, whitespace), or equal to one of the ground
@@ -28,7 +29,7 @@ from collections import Counter
 from enum import StrEnum
 from typing import Any, NamedTuple
 
-from evaluator.scoring.tolerances import FLOAT_NOISE
+from evaluator.scoring.tolerances import FLOAT_NOISE, name_tokens
 from evaluator.scoring.units import ID_FIELDS, Unit, UnitKind, normalize_label
 from loaders.tolerances import is_number
 
@@ -156,6 +157,8 @@ def _verdict(ok: bool, rule: str, reason: str = "") -> Match:
 
 def _match_number(unit: Unit, submitted: Any) -> Match:
     value = as_number(submitted)
+    if value is None and isinstance(submitted, dict):
+        value = _named_number(unit, submitted)
     tolerance = unit.tolerance or 0.0
     rule = f"number ±{tolerance:g} ({unit.tolerance_source})"
     if value is None:
@@ -178,6 +181,18 @@ def _match_number(unit: Unit, submitted: Any) -> Match:
     ):
         return _verdict(False, rule, "off by x100 (percent vs fraction), not accepted")
     return _verdict(False, rule, f"off by {value - gt:+.6g}")
+
+
+def _named_number(unit: Unit, submitted: dict[str, Any]) -> float | None:
+    """The one number of an object whose field is named with words of the unit's name: a list item
+    `{"date": "2021-06-26", "tmax_c": 30.1}` of `daily_tmax_c` states 30.1."""
+    wanted = set(name_tokens(unit.name))
+    numbers = [
+        float(value)
+        for key, value in submitted.items()
+        if is_number(value) and not isinstance(value, bool) and set(name_tokens(key)) <= wanted
+    ]
+    return numbers[0] if len(numbers) == 1 else None
 
 
 def _coarser_rounding(
