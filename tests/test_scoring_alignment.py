@@ -58,6 +58,12 @@ def test_flattened_and_split_keys() -> None:
     assert joined["event_window.days"][2] == "flattened key"
 
 
+def test_a_decimal_point_in_a_key_is_not_a_flattened_path() -> None:
+    """CSX-321_Q2 names a gate `annual_mean_lt_0.08`: one field, not `08` under `annual_mean_lt_0`."""
+    found = _aligned({"annual_mean_lt_0.08": True}, {"annual_mean_lt_0.08": True, "basin.snow_0.5": 1})
+    assert found["annual_mean_lt_0.08"] == ("annual_mean_lt_0.08", True, "key")
+
+
 def test_list_items_by_identifying_field_in_any_order_or_keyed_by_it() -> None:
     primary = {"rows": [{"row_id": "burst", "value": 1.716}, {"row_id": "loading", "value": 3.056}]}
     reordered = {"rows": [{"row_id": "loading", "value": 3.056}, {"row_id": "burst", "value": 1.716}]}

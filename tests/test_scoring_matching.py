@@ -101,6 +101,7 @@ def test_coarser_rounding_is_accepted_for_precision_tolerances_only() -> None:
         ("rejected: the 0.45 m inverse-barometer share is small", False),
         ("4 countries affected (pass)", True),
         ({"values": {"n": 3}, "gate_passed": False}, False),
+        ({"supported": True, "evidence_path": "data/event_reports/r.json"}, True),
         (1, None),
         ("maybe", None),
     ],

@@ -57,7 +57,7 @@ FALSE_WORDS = frozenset(
 OUTCOME_PASS = frozenset({"pass", "passed", "passes"})
 OUTCOME_FAIL = frozenset({"fail", "failed", "fails", "reject", "rejected"})
 OUTCOME_KEY_WORDS = frozenset(
-    {"value", "pass", "passed", "passes", "result", "status", "outcome", "met", "verdict"}
+    {"value", "pass", "passed", "passes", "result", "status", "outcome", "met", "verdict", "supported"}
 )
 """Words that mark an object's field as its outcome (`result`, `gate_pass`, `test_status`)."""
 SCALE_WORDS = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
