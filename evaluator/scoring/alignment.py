@@ -4,8 +4,7 @@ Submissions nest their fields differently from the ground truth: extra wrapper o
 parents, flattened keys (`basin_metrics.snow_cm`, `event_window_days`, or the reverse: the ground
 truth's `event_window_days` as `event_window.days`; a dot between digits, `annual_mean_lt_0.08`, is a
 decimal point), lists of objects in another order, objects keyed by the id the ground truth keeps
-in a field. A unit is aligned to the submitted field that best
-matches its path:
+in a field. A unit is aligned to the submitted field that best matches its path:
 
 1. candidates are the fields whose name equals the unit's key (after normalisation), a flattened
    suffix of its path, or, for `rows[name=x].value`, the item's name `x` (a name of two or more
