@@ -6,7 +6,9 @@ field the prompt never names. So a unit is *requested* when the prompt names its
 one-word key (`days`, `value`, `result`), its parent: the key joined to the parent's
 (`event_window_days`), the parent (`event_window`), or the row it belongs to (`rows[row_id=burst]`).
 The task's top-level `answer` is always requested. A unit neither requested nor answered is left out
-of U (`unrequested`); one the submission does answer is scored whether requested or not.
+of U (`unrequested`); one the submission does answer is scored whether requested or not. A date the
+prompt itself gives (`Use the package event window from 2015-10-01 through 2016-03-31`) and the
+answer does not restate is left out too: an input, not a result.
 
 Open vocabulary. A label the prompt offers as a label, quoted, in code or as a snake_case word
 (`Set threshold_state to "pass" or "partial"`, `classify it as point_evidence_dry_hot_not_humid_dominated`),
@@ -32,6 +34,7 @@ class Prompt:
 
     def __init__(self, question: str) -> None:
         self.text = f"_{normalize_label(question)}_"
+        self.dates = frozenset(_ISO_DATE.findall(question))
         self.template_keys = frozenset(
             normalize_label(key) for block in _FENCE.findall(question) for key in _JSON_KEY.findall(block)
         )
@@ -70,6 +73,11 @@ class Prompt:
             return self.names(parent.value)
         return isinstance(parent, str) and (self.names(f"{parent}_{key}") or self.names(parent))
 
+    def gives(self, unit: Unit) -> bool:
+        """Whether the prompt itself states the unit's value as an input: a date it gives (`Use the
+        package event window from 2015-10-01 through 2016-03-31`)."""
+        return isinstance(unit.gt, str) and unit.gt.strip() in self.dates
+
     def leaves_open(self, unit: Unit) -> bool:
         """Whether a label unit uses vocabulary the prompt does not give: an authored concept tag or
         phrase (`seafloor_uplift_displaced_water`, `Red volcano alert`) the agent must phrase itself.
@@ -86,6 +94,7 @@ class Prompt:
         return normalize_label(label) in self.offered
 
 
+_ISO_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 _FENCE = re.compile(r"```[a-zA-Z]*\s*\n(.*?)```", re.DOTALL)
 _JSON_KEY = re.compile(r'"([^"\n]{1,80})"\s*:')
 _QUOTED = re.compile(r'`([^`\n]{1,200})`|"([^"\n]{1,200})"|“([^”\n]{1,200})”')
