@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 
 from evaluator.scoring.alignment import Aligner, Alignment, SubmissionIndex
 from evaluator.scoring.matching import Match, Verdict, match, match_phrase
-from evaluator.scoring.prompt import Prompt
+from evaluator.scoring.prompt import Prompt, prompt_of
 from evaluator.scoring.units import Unit, UnitKind, decompose, decompose_key_values, normalize_label, path_id
 from evaluator.traces.answer_text import parse_answer
 
@@ -79,7 +79,7 @@ def task_units(ground_truth: dict[str, Any], question: str | None = None) -> lis
     units = decompose(ground_truth)
     if not question:
         return units
-    prompt = Prompt(question)
+    prompt = prompt_of(question)
     # a value `primary_gt` holds as a named item (`required_metrics[name=x].value`) is held as `x` too
     held = {name for unit in units for name in (normalize_label(unit.key), unit.name)}
     extra = [
@@ -110,7 +110,7 @@ def score_units(units: list[Unit], answer: Any, question: str | None = None) -> 
     if index.truncated:
         notes.append("answer too large or too deep: only its first fields were read")
     aligner = Aligner(units, index)
-    prompt = Prompt(question) if question else None
+    prompt = prompt_of(question) if question else None
     results = [_score_unit(unit, aligner, prompt) for unit in units]
     return _report(results, parsed.source, notes)
 

@@ -112,6 +112,7 @@ _NEGATION_STEMS = frozenset(word[:PHRASE_STEM] for word in NEGATIONS)
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _DATE_OR_TIME = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?|\b\d{1,2}:\d{2}\b")
 _SCALE_WORD = re.compile(r"\s*(thousand|million|billion|trillion)\b", re.IGNORECASE)
+_SCALE_NAME = re.compile(r"thousand|million|billion|trillion", re.IGNORECASE)
 _ANY_NUMBER = re.compile(r"(?<![\w.])[-−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w.])")
 _DATE_JOINER = re.compile(r"[\s/_\-–—]*(?:(?:to|through|until|and)[\s/_\-–—]*)?")
 """What may stand between the dates of a date range: `2010-09-01_to_2010-10-16`, `2021-07-17/2021-07-23`."""
@@ -172,8 +173,9 @@ def _match_number(unit: Unit, submitted: Any) -> Match:
     scale = _scale_word(submitted)
     if scale != 1.0 and abs(value * scale - gt) <= tolerance + noise:
         return _verdict(True, "number with its scale word")
-    if unit.tolerance_source == "precision" and any(
-        _coarser_rounding(value * factor, gt, submitted, tolerance, noise, factor) for factor in {1.0, scale}
+    if unit.tolerance_source == "precision" and (
+        _coarser_rounding(value, gt, submitted, tolerance, noise)
+        or (scale != 1.0 and _coarser_rounding(value * scale, gt, submitted, tolerance, noise, scale))
     ):
         return _verdict(True, "number rounded coarser (3+ significant digits)")
     if value != 0 and (
@@ -210,7 +212,9 @@ def _scale_word(submitted: Any) -> float:
     """The multiple a scale word right after a submitted number states (`"10.2 million people"`), else 1.
     The number is also read without it: the ground truth may be counted in that scale (`30` for
     `"30 million tons"` of a mass in million tons)."""
-    found = _written_number(submitted) if isinstance(submitted, str) else None
+    if not isinstance(submitted, str) or not _SCALE_NAME.search(submitted):
+        return 1.0  # the cheap test first: numbers are compared by the thousand while aligning
+    found = _written_number(submitted)
     word = _SCALE_WORD.match(found[1]) if found is not None else None
     return SCALE_WORDS[word.group(1).lower()] if word else 1.0
 

@@ -24,6 +24,7 @@ uses it to pick the `key_values` entries of tasks that keep templated values the
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 from evaluator.scoring.units import Selector, Unit, UnitKind, normalize_label
@@ -38,12 +39,9 @@ class Prompt:
         self.template_keys = frozenset(
             normalize_label(key) for block in _FENCE.findall(question) for key in _JSON_KEY.findall(block)
         )
-        self.offered = frozenset(
-            label
-            for span in (*map("".join, _QUOTED.findall(question)), *_SNAKE.findall(question))
-            for piece in _OPTION_SEPARATOR.split(span)
-            if (label := normalize_label(piece))
-        )
+        spans = (*map("".join, _QUOTED.findall(question)), *_SNAKE.findall(question))
+        pieces = (piece for span in spans for piece in _OPTION_SEPARATOR.split(span))
+        self.offered = frozenset(label for piece in pieces if (label := normalize_label(piece)))
 
     def shapes(self, unit: Unit) -> bool:
         """Whether the prompt's answer template has the unit's field (`"rain_rate_mm_day": 0`); a
@@ -92,6 +90,12 @@ class Prompt:
     def offers(self, label: str) -> bool:
         """Whether the prompt gives `label` as a label: quoted, in code, or as a snake_case word."""
         return normalize_label(label) in self.offered
+
+
+@lru_cache(maxsize=1024)
+def prompt_of(question: str) -> Prompt:
+    """A task's prompt, read once: it serves every answer scored against the task."""
+    return Prompt(question)
 
 
 _ISO_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
