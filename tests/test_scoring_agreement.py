@@ -9,7 +9,7 @@ import pytest
 
 from evaluator.scoring.agreement import RecordedRun, agreement, figures, read_recorded_runs
 
-FLOOR_PEARSON, FLOOR_MAE = 0.82, 13.0
+FLOOR_PEARSON, FLOOR_MAE = 0.83, 12.5
 """What the scorer reaches now over the 1,591 recorded runs; a regression below fails."""
 TARGET_PEARSON, TARGET_MAE = 0.85, 10.0
 """The brief's target; not reached (see evaluator/scoring/agreement.py for where the judge differs)."""

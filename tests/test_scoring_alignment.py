@@ -58,6 +58,12 @@ def test_flattened_and_split_keys() -> None:
     assert joined["event_window.days"][2] == "flattened key"
 
 
+def test_a_decimal_point_in_a_key_is_not_a_flattened_path() -> None:
+    """CSX-321_Q2 names a gate `annual_mean_lt_0.08`: one field, not `08` under `annual_mean_lt_0`."""
+    found = _aligned({"annual_mean_lt_0.08": True}, {"annual_mean_lt_0.08": True, "basin.snow_0.5": 1})
+    assert found["annual_mean_lt_0.08"] == ("annual_mean_lt_0.08", True, "key")
+
+
 def test_list_items_by_identifying_field_in_any_order_or_keyed_by_it() -> None:
     primary = {"rows": [{"row_id": "burst", "value": 1.716}, {"row_id": "loading", "value": 3.056}]}
     reordered = {"rows": [{"row_id": "loading", "value": 3.056}, {"row_id": "burst", "value": 1.716}]}
@@ -77,6 +83,19 @@ def test_a_generic_value_is_found_under_the_items_name() -> None:
     primary = {"anchors": [{"name": "event_duration_days", "value": 183}]}
     found = _aligned(primary, {"key_numeric_anchors": {"event_duration_days": "183"}})
     assert found["anchors[name=event_duration_days].value"][1] == "183"
+
+
+def test_a_named_items_value_is_found_under_its_name_in_another_group() -> None:
+    """A name of two or more words stands for its item wherever it is (CSX-316_Q1's metrics come as
+    `key_metrics.event_window_years`); a one-word name needs some of its path."""
+    primary = {"required_metrics": [{"name": "event_window_years", "value": 20}, {"name": "ash", "value": 2}]}
+    found = _aligned(primary, {"key_metrics": {"event_window_years": "20"}, "other": {"ash": 2}})
+    assert found["required_metrics[name=event_window_years].value"] == (
+        "key_metrics.event_window_years",
+        "20",
+        "item name as key",
+    )
+    assert found["required_metrics[name=ash].value"][2] != "item name as key"
 
 
 def test_similar_names_need_every_word_and_the_same_numbers() -> None:

@@ -50,6 +50,33 @@ def test_numbers_in_text_thousands_and_short_phrases() -> None:
     assert as_number("between 3 and 5 days") is None  # two numbers: which one is meant is unclear
 
 
+def test_a_scale_word_multiplies_or_is_the_ground_truths_own_scale() -> None:
+    """`10.2 million` is 10200000 (rounded to the hundred thousand); `30 million tons` is also 30 where
+    the ground truth counts in million tons; a magnitude `6.7M` is not scaled."""
+    assert _verdict(_number(10200000, 0.5, "precision"), "10.2 million") is Verdict.CORRECT
+    assert _verdict(_number(1090345.7, 0.05, "precision"), "approx. 1.09 million people") is Verdict.CORRECT
+    assert _verdict(_number(1233444, 0.5, "precision"), "~1.2 million") is Verdict.INCORRECT
+    assert _verdict(_number(30.0, 0.1), "30 million tons") is Verdict.CORRECT
+    assert _verdict(_number(6.7, 0.05), "6.7M") is Verdict.CORRECT
+    assert _verdict(_number(10200000, 0.5, "precision"), "10.2 thousand") is Verdict.INCORRECT
+
+
+def test_an_object_states_its_one_number_named_like_the_unit() -> None:
+    """CSX-001_Q2 lists daily Tmax as `{"date": ..., "tmax_c": 30.1}` items of `daily_tmax_c`."""
+    unit = Unit(
+        id="daily_tmax_c[1]",
+        path=("daily_tmax_c", 1),
+        key="daily_tmax_c",
+        kind=UnitKind.NUMBER,
+        gt=30.1,
+        tolerance=0.1,
+        tolerance_source="task:daily_tmax_c",
+    )
+    assert _verdict(unit, {"date": "2021-06-26", "tmax_c": 30.1}) is Verdict.CORRECT
+    assert _verdict(unit, {"date": "2021-06-26", "rank": 30.1}) is Verdict.INCORRECT
+    assert _verdict(unit, {"tmax_c": 30.1, "c": 5.0}) is Verdict.INCORRECT
+
+
 def test_percent_for_fraction_is_not_accepted_and_says_so() -> None:
     result = match(_number(69.25, 0.01, "precision"), 0.6925)
     assert result.verdict is Verdict.INCORRECT
@@ -74,6 +101,7 @@ def test_coarser_rounding_is_accepted_for_precision_tolerances_only() -> None:
         ("rejected: the 0.45 m inverse-barometer share is small", False),
         ("4 countries affected (pass)", True),
         ({"values": {"n": 3}, "gate_passed": False}, False),
+        ({"supported": True, "evidence_path": "data/event_reports/r.json"}, True),
         (1, None),
         ("maybe", None),
     ],
@@ -163,6 +191,24 @@ def test_open_vocabulary_labels_match_as_phrases() -> None:
     )
     prose = " ".join(["the storm"] * 20)
     assert match_phrase(unit, prose).verdict is Verdict.JUDGE_REQUIRED
+
+
+def test_open_vocabulary_labels_match_the_phrase_of_a_variant() -> None:
+    unit = _unit(
+        UnitKind.LABEL, "cold_dry_shelter_support_risk", variants=("cold_dry_exposure_support_priority",)
+    )
+    assert match_phrase(unit, "Cold-Dry-Exposure Priority").verdict is Verdict.CORRECT
+    assert match_phrase(unit, "heat stress priority").verdict is Verdict.INCORRECT
+
+
+def test_an_open_label_answered_with_nothing_or_no_text_is_incorrect() -> None:
+    """Only prose goes to the judge: an empty list, a yes/no or an object of numbers states no label."""
+    unit = _unit(UnitKind.LABEL, "wind_led_post_tropical_ireland_uk_pathway")
+    for submitted in ([], False, {"max_dnbr": 0.294, "mean_dnbr": -0.017}):
+        assert match_phrase(unit, submitted).verdict is Verdict.INCORRECT, submitted
+    prose = " ".join(["the storm"] * 20)
+    assert match_phrase(unit, {"finding": prose, "evidence": prose}).verdict is Verdict.JUDGE_REQUIRED
+    assert match_phrase(unit, {"finding": "wind-led post-tropical impact"}).verdict is Verdict.CORRECT
 
 
 def test_free_text_is_judge_required() -> None:

@@ -127,6 +127,18 @@ def test_judge_anchor_variants_widen_the_top_level_answer() -> None:
     assert units["answer"].variants == ("a_b", "c_d")
 
 
+def test_top_level_variants_vary_the_answer_alone(source_release) -> None:
+    """CSX-240_Q1 lists the answer's variants beside `priority_band`: they are not the band's."""
+    record = next(record for record in source_release.records if record.task_id == "CSX-240_Q1")
+    units = {unit.id: unit for unit in decompose(record.ground_truth)}
+    assert units["answer"].variants and not units["priority_band"].variants
+    synthetic = _units(
+        {"answer": "a_b", "band": "high", "acceptable_variants": ["c_d"]},
+        judge_anchors={"acceptable_variants": ["e_f"]},
+    )
+    assert synthetic["answer"].variants == ("c_d", "e_f") and synthetic["band"].variants == ()
+
+
 def test_tolerances_by_name_by_class_and_by_precision() -> None:
     ground_truth = {
         "numeric_tolerances": {
@@ -179,6 +191,15 @@ def test_key_values_fill_template_fields_primary_gt_lacks() -> None:
     assert units["key_values.derived.aod_excess_load"].source == "key_values"
     assert {unit.id for unit in decompose_key_values(ground_truth)} >= {"key_values.derived.unrelated_value"}
     assert set(unit.id for unit in task_units(ground_truth)) == {"answer"}
+
+
+def test_key_values_do_not_repeat_a_named_item_of_primary_gt(source_release) -> None:
+    """CSX-316_Q1 holds `event_window_years` as `required_metrics[name=event_window_years].value` and
+    again in `key_values`: one claim, scored once."""
+    record = next(record for record in source_release.records if record.task_id == "CSX-316_Q1")
+    ids = {unit.id for unit in task_units(record.ground_truth, record.question)}
+    assert "required_metrics[name=event_window_years].value" in ids
+    assert "key_values.event_window_years" not in ids
 
 
 def test_normalize_label() -> None:

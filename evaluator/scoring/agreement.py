@@ -31,12 +31,21 @@ scorer (task, system: what the judge did; what is right; paper U vs ours at the 
   percent/fraction scale error, accepted (97.8 and 97.2 vs 78).
 - CSX-219_Q2, kimi-k2-5: `moved_mass_mtons` 18000000 for 18 and `mass_density_mtons_per_sqmi`
   36000000 for 36 (tonnes for megatonnes) accepted (95.8 vs 86).
+- CSX-078_Q2, gpt-5-6-luna, geommagent and four more: both computed units (`evidence_score`,
+  `max_evidence_score`) are off by one or more; the judge gives 27 to 77 for the prose (0 each).
+- CSX-240_Q2, gpt-4o: nighttime minimum, wind and shelter index all off beyond tolerance, and a
+  prose diagnosis sharing one word with the label (60 vs 0).
+- CSX-140_Q2, qwen-3-7-plus: the six variable scores on a 0-10 scale where the task's are on 0-1,
+  a scale error like percent for fraction (91 vs 53).
+- CSX-129_Q1, qwen-3-7-plus: three of the five row outcomes reversed (85.7 vs 33.3).
+- The other way, CSX-114_Q2, gpt-4o: peak hourly rain, gust and minimum pressure are right
+  (found by value in its ledger), the labels wrong; the judge gives 18.75 (ours 60).
 
 Beyond single runs the judge is lenient where U is strict by design: on the deep mechanism tasks
 (`task_mode: deep_mechanism_diagnosis`) it scores the prose fields and passes computed ledgers whose
-values differ from the ground truth, and it credits open-vocabulary labels that share no words with
-the ground truth (`urban_collapse_sar` for `urgent_urban_collapse_search_and_rescue`), which a
-deterministic scorer cannot decide.
+values differ from the ground truth, and it credits open-vocabulary labels that share little more than
+a word with the ground truth or its acceptable variants (`earthquake-generated basin-scale tsunami` for
+`megathrust_seafloor_uplift_tsunami_priority`), which a deterministic scorer cannot decide.
 
 What the paper calls unit accuracy is not a separate count of units: over the 1,591 runs it agrees with
 the same judge's holistic answer score at Pearson 0.998 (MAE 0.9) and with its 20-point process rubric

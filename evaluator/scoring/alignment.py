@@ -2,13 +2,14 @@
 
 Submissions nest their fields differently from the ground truth: extra wrapper objects, renamed
 parents, flattened keys (`basin_metrics.snow_cm`, `event_window_days`, or the reverse: the ground
-truth's `event_window_days` as `event_window.days`), lists of objects in another order, objects keyed
-by the id the ground truth keeps in a field. A unit is aligned to the submitted field that best
-matches its path:
+truth's `event_window_days` as `event_window.days`; a dot between digits, `annual_mean_lt_0.08`, is a
+decimal point), lists of objects in another order, objects keyed by the id the ground truth keeps
+in a field. A unit is aligned to the submitted field that best matches its path:
 
 1. candidates are the fields whose name equals the unit's key (after normalisation), a flattened
-   suffix of its path, or, for `rows[name=x].value`, the item's name `x`; else a list item whose
-   identifying field equals the key (`{"burst": "pass"}` ~ `[{"row_id": "burst", "result": "PASS"}]`)
+   suffix of its path, or, for `rows[name=x].value`, the item's name `x` (a name of two or more
+   words stands for the item under any parent: `key_metrics.event_window_years`); else a list item
+   whose identifying field equals the key (`{"burst": "pass"}` ~ `[{"row_id": "burst", "result": "PASS"}]`)
    or the formula symbol that leads the key (`E` for `E_early_active_days`); else fields whose
    name holds every word of the key (`tmax35_run_days` ~ `longest_run_tmax_ge_35_run_days`, numbers
    in names must agree), of a compatible type, not named exactly like another unit (that field is the
@@ -54,6 +55,8 @@ MAX_SENTENCE_CHARS = 1000
 FUZZY_MIN_COVERAGE = 1.0
 FUZZY_MIN_JACCARD = 0.34
 DISTINCTIVE_DIGITS = 3
+_KEY_DOT = re.compile(r"(?<!\d)\.|\.(?!\d)")
+"""A dot that separates the parts of a flattened key, not a decimal point."""
 _SYMBOL_KEY = re.compile(r"^([A-Za-z]{1,2})_[A-Za-z]")
 """A key led by a formula symbol (`E_early_active_days` for `E` in the prompt's formula)."""
 ANSWER_ALIASES = frozenset(
@@ -193,8 +196,9 @@ def _bounded(value: Any) -> Any:
 
 
 def _keyed(key: str, value: Any, parent: Node, depth: int) -> Node:
-    # a flattened key (`basin_metrics.snow_cm`) is the field `snow_cm` under `basin_metrics`
-    parts = [part for part in key.split(".") if part] if "." in key and not _numeric(key) else [key]
+    # a flattened key (`basin_metrics.snow_cm`) is the field `snow_cm` under `basin_metrics`; a dot
+    # between digits is a decimal point (`annual_mean_lt_0.08`)
+    parts = [part for part in _KEY_DOT.split(key) if part] if "." in key and not _numeric(key) else [key]
     last = parts[-1] if parts else key
     norm = normalize_label(last)
     prefix = tuple(normalize_label(part) for part in parts[:-1])
@@ -279,8 +283,10 @@ class Aligner:
             for node in self.index.by_joined.get(joined, ()) if covered == 0 else ():
                 found.append((node, 2.0, 0, "split key"))
         alias = _item_name(unit, anchor_at)
+        # a name of two or more words (`event_window_years`) is specific enough to stand for its item
+        named_item = 1 if alias and "_" in alias else 0
         for node in self.index.by_name.get(alias, ()) if alias else ():
-            found.append((node, 2.0, 0, "item name as key"))
+            found.append((node, 2.0, named_item, "item name as key"))
         for node in self.index.by_item_id.get(normalize_label(unit.key), ()) if not found else ():
             found.append((node, 1.8, 1, "list item named like the key"))
         symbol = _SYMBOL_KEY.match(unit.key)

@@ -3,8 +3,8 @@
 Verdicts: `correct`, `incorrect`, `missing` (nothing aligned; counts against U like incorrect: a
 solver failure scores zero, it is never dropped from the denominator), `judge_required` (free text,
 and open-vocabulary labels the submission states in prose: reported, outside U) and `unrequested`
-(a ground-truth unit the prompt does not ask for and the answer does not hold: outside U, see
-prompt.py). U is None when no unit is scorable; the judge then decides alone.
+(a ground-truth unit the prompt does not ask for, or a date the prompt gives, and the answer does
+not hold: outside U, see prompt.py). U is None when no unit is scorable; the judge then decides alone.
 
 Per unit, in order: free text is judge-required; the unit is aligned (alignment.py); an unaligned
 unit is unrequested or missing, and so is one whose field is null; a label of open vocabulary
@@ -30,6 +30,7 @@ from evaluator.traces.answer_text import parse_answer
 SHOWN_CHARS = 300
 """Submitted values are shown in reports up to this many characters."""
 UNASKED = "the prompt does not ask for it and the answer does not hold it"
+GIVEN = "the prompt gives this date and the answer does not restate it"
 SHOWN_DEPTH = 3
 SHOWN_ITEMS = 12
 
@@ -79,7 +80,8 @@ def task_units(ground_truth: dict[str, Any], question: str | None = None) -> lis
     if not question:
         return units
     prompt = prompt_of(question)
-    held = {normalize_label(unit.key) for unit in units}
+    # a value `primary_gt` holds as a named item (`required_metrics[name=x].value`) is held as `x` too
+    held = {name for unit in units for name in (normalize_label(unit.key), unit.name)}
     extra = [
         unit
         for unit in decompose_key_values(ground_truth)
@@ -119,6 +121,8 @@ def _score_unit(unit: Unit, aligner: Aligner, prompt: Prompt | None) -> UnitResu
     alignment = aligner.align(unit)
     if not alignment.found and prompt is not None and not prompt.requests(unit):
         return _result(unit, alignment, Match(verdict=Verdict.UNREQUESTED, rule="prompt", reason=UNASKED))
+    if not alignment.found and prompt is not None and prompt.gives(unit):
+        return _result(unit, alignment, Match(verdict=Verdict.UNREQUESTED, rule="prompt", reason=GIVEN))
     if not alignment.found or alignment.value is None:
         reason = "no field aligned" if not alignment.found else "the field is null"
         return _result(unit, alignment, Match(verdict=Verdict.MISSING, rule="", reason=reason))

@@ -4,9 +4,11 @@ Rules, by unit kind:
 
 - number: within the unit's tolerance (stated by the task, else the ground truth's precision); a
   number may come as a string with a unit (`"81.8 %"`, `"12.3 mm"`, `"1,000"`) or as an object with a
-  `value` field. A value off by exactly x100 (percent for fraction or back) is NOT accepted: the task
-  names the scale (`_pct`, `_fraction`, `_share`) and the other scale is a different number; the
-  result says so in its reason.
+  `value` field or a single number field named with words of the unit's name (`{"date": ...,
+  "tmax_c": 30.1}` for `daily_tmax_c`); a scale word after it (`"10.2 million"`) multiplies it, or
+  is the scale the ground truth counts in (`30` for `"30 million tons"`). A value off by exactly
+  x100 (percent for fraction or back) is NOT accepted: the task names the scale (`_pct`,
+  `_fraction`, `_share`) and the other scale is a different number; the result says so in its reason.
 - flag / test: booleans, or strings whose first word is yes/no/true/false/pass/fail (and inflections).
   Numbers 0/1 are not read as booleans: a count of 1 is not "true".
 - label: equal after normalisation (case, separators, whitespace), or equal to one of the ground
@@ -20,13 +22,14 @@ Rules, by unit kind:
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections import Counter
 from enum import StrEnum
 from typing import Any, NamedTuple
 
-from evaluator.scoring.tolerances import FLOAT_NOISE
+from evaluator.scoring.tolerances import FLOAT_NOISE, name_tokens
 from evaluator.scoring.units import ID_FIELDS, Unit, UnitKind, normalize_label
 from loaders.tolerances import is_number
 
@@ -54,9 +57,10 @@ FALSE_WORDS = frozenset(
 OUTCOME_PASS = frozenset({"pass", "passed", "passes"})
 OUTCOME_FAIL = frozenset({"fail", "failed", "fails", "reject", "rejected"})
 OUTCOME_KEY_WORDS = frozenset(
-    {"value", "pass", "passed", "passes", "result", "status", "outcome", "met", "verdict"}
+    {"value", "pass", "passed", "passes", "result", "status", "outcome", "met", "verdict", "supported"}
 )
 """Words that mark an object's field as its outcome (`result`, `gate_pass`, `test_status`)."""
+SCALE_WORDS = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
 MAX_TEXT_SCAN = 2000
 MIN_PHRASE_TOKENS = 2
 PHRASE_COVERAGE = 0.5
@@ -107,6 +111,8 @@ _NUMBER_PREFIX = re.compile(
 _NEGATION_STEMS = frozenset(word[:PHRASE_STEM] for word in NEGATIONS)
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _DATE_OR_TIME = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?|\b\d{1,2}:\d{2}\b")
+_SCALE_WORD = re.compile(r"\s*(thousand|million|billion|trillion)\b", re.IGNORECASE)
+_SCALE_NAME = re.compile(r"thousand|million|billion|trillion", re.IGNORECASE)
 _ANY_NUMBER = re.compile(r"(?<![\w.])[-−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w.])")
 _DATE_JOINER = re.compile(r"[\s/_\-–—]*(?:(?:to|through|until|and)[\s/_\-–—]*)?")
 """What may stand between the dates of a date range: `2010-09-01_to_2010-10-16`, `2021-07-17/2021-07-23`."""
@@ -152,6 +158,8 @@ def _verdict(ok: bool, rule: str, reason: str = "") -> Match:
 
 def _match_number(unit: Unit, submitted: Any) -> Match:
     value = as_number(submitted)
+    if value is None and isinstance(submitted, dict):
+        value = _named_number(unit, submitted)
     tolerance = unit.tolerance or 0.0
     rule = f"number ±{tolerance:g} ({unit.tolerance_source})"
     if value is None:
@@ -162,7 +170,13 @@ def _match_number(unit: Unit, submitted: Any) -> Match:
     noise = FLOAT_NOISE * max(1.0, abs(gt))
     if abs(value - gt) <= tolerance + noise:
         return _verdict(True, rule)
-    if unit.tolerance_source == "precision" and _coarser_rounding(value, gt, submitted, tolerance, noise):
+    scale = _scale_word(submitted)
+    if scale != 1.0 and abs(value * scale - gt) <= tolerance + noise:
+        return _verdict(True, "number with its scale word")
+    if unit.tolerance_source == "precision" and (
+        _coarser_rounding(value, gt, submitted, tolerance, noise)
+        or (scale != 1.0 and _coarser_rounding(value * scale, gt, submitted, tolerance, noise, scale))
+    ):
         return _verdict(True, "number rounded coarser (3+ significant digits)")
     if value != 0 and (
         abs(value * 100 - gt) <= tolerance + noise or abs(value / 100 - gt) <= tolerance + noise
@@ -171,21 +185,47 @@ def _match_number(unit: Unit, submitted: Any) -> Match:
     return _verdict(False, rule, f"off by {value - gt:+.6g}")
 
 
-def _coarser_rounding(value: float, gt: float, submitted: Any, tolerance: float, noise: float) -> bool:
-    """The submitted value is the ground truth rounded to fewer decimals, still 3+ significant digits."""
+def _named_number(unit: Unit, submitted: dict[str, Any]) -> float | None:
+    """The one number of an object whose field is named with words of the unit's name: a list item
+    `{"date": "2021-06-26", "tmax_c": 30.1}` of `daily_tmax_c` states 30.1."""
+    wanted = set(name_tokens(unit.name))
+    numbers = [
+        float(value)
+        for key, value in submitted.items()
+        if is_number(value) and not isinstance(value, bool) and set(name_tokens(key)) <= wanted
+    ]
+    return numbers[0] if len(numbers) == 1 else None
+
+
+def _coarser_rounding(
+    value: float, gt: float, submitted: Any, tolerance: float, noise: float, scale: float = 1.0
+) -> bool:
+    """The submitted value is the ground truth rounded to fewer decimals, still 3+ significant digits
+    (`scale`: the written number's scale word, `1.09 million` is rounded to the ten thousand)."""
     step = written_step(submitted)
-    if step is None or step <= 2 * tolerance or significant_digits(value) < COARSE_MIN_DIGITS:
+    if step is None or step * scale <= 2 * tolerance or significant_digits(value) < COARSE_MIN_DIGITS:
         return False
-    return abs(value - gt) <= step / 2 + noise
+    return abs(value - gt) <= step * scale / 2 + noise
+
+
+def _scale_word(submitted: Any) -> float:
+    """The multiple a scale word right after a submitted number states (`"10.2 million people"`), else 1.
+    The number is also read without it: the ground truth may be counted in that scale (`30` for
+    `"30 million tons"` of a mass in million tons)."""
+    if not isinstance(submitted, str) or not _SCALE_NAME.search(submitted):
+        return 1.0  # the cheap test first: numbers are compared by the thousand while aligning
+    found = _written_number(submitted)
+    word = _SCALE_WORD.match(found[1]) if found is not None else None
+    return SCALE_WORDS[word.group(1).lower()] if word else 1.0
 
 
 def written_step(submitted: Any) -> float | None:
     """The rounding step a number is written with: 21.95 -> 0.01, 1090000 -> 10000, "3.2 mm" -> 0.1."""
     text = submitted if isinstance(submitted, str) else repr(submitted) if is_number(submitted) else None
-    found = _NUMBER_PREFIX.match(text) if text is not None else None
+    found = _written_number(text) if text is not None else None
     if found is None:
         return None
-    digits = found.group(1).replace(",", "").lstrip("+-−").lower()
+    digits = found[0].replace(",", "").lstrip("+-−").lower()
     if "e" in digits:
         return None
     whole, _, decimals = digits.partition(".")
@@ -227,13 +267,20 @@ def as_number(submitted: Any) -> float | None:
 def _number_from_text(text: str) -> float | None:
     """The number a text states: its leading number (`"81.8 %"`), or the only number of a short phrase
     (`"cold night, mean min 3.0 C"`); dates and times are not numbers."""
+    found = _written_number(text)
+    return _float(found[0]) if found is not None else None
+
+
+def _written_number(text: str) -> tuple[str, str] | None:
+    """The number a text states as written, and the text after it (see `_number_from_text`)."""
     found = _NUMBER_PREFIX.match(text)
     if found:
-        return _float(found.group(1))
+        return found.group(1), text[found.end(1) :]
     if len(text.split()) > MAX_PHRASE_WORDS:
         return None
-    numbers = _ANY_NUMBER.findall(_DATE_OR_TIME.sub(" ", text))
-    return _float(numbers[0]) if len(numbers) == 1 else None
+    undated = _DATE_OR_TIME.sub(" ", text)
+    numbers = list(itertools.islice(_ANY_NUMBER.finditer(undated), 2))
+    return (numbers[0].group(), undated[numbers[0].end() :]) if len(numbers) == 1 else None
 
 
 def numbers_in_text(text: str) -> list[float]:
@@ -352,25 +399,30 @@ def _qualified(given: str, label: str) -> bool:
 
 def match_phrase(unit: Unit, submitted: Any) -> Match:
     """An open-vocabulary label (one the agent must phrase itself): the strict label rules, else the
-    submitted phrase carries at least half of the label's content words (compared by their first
-    PHRASE_STEM letters: dominant ~ dominance) and adds no negation."""
+    submitted phrase carries at least half of the content words of the label or of one of its
+    acceptable variants (compared by their first PHRASE_STEM letters: dominant ~ dominance) and adds
+    no negation."""
     strict = match(unit, submitted)
     if strict.verdict is Verdict.CORRECT:
         return strict
     phrases = [item for item in _phrases(submitted) if isinstance(item, str)]
-    if any(_same_concept(str(unit.gt), phrase) for phrase in phrases):
+    labels = (str(unit.gt), *unit.variants)
+    if any(_same_concept(label, phrase) for label in labels for phrase in phrases):
         return _verdict(True, "phrase")
-    if not phrases or all(_word_count(phrase) > MAX_PHRASE_WORDS for phrase in phrases):
+    if phrases and all(_word_count(phrase) > MAX_PHRASE_WORDS for phrase in phrases):
         # prose, not a phrase: whether it states the concept is for the judge
         return Match(verdict=Verdict.JUDGE_REQUIRED, rule="phrase", reason="submitted as prose")
     return _verdict(False, "phrase", f"{_brief(submitted)} does not state {unit.gt!r}")
 
 
 def _phrases(submitted: Any) -> list[Any]:
+    """What a submission states as phrases: itself, a list's items (an object item by its name), an
+    object's value field or else its text fields (`{"finding": "...", "evidence": "..."}`)."""
     if isinstance(submitted, list):
         return [_item_name(item) if isinstance(item, dict) else item for item in submitted]
     if isinstance(submitted, dict):
-        return [_scalar_of(submitted)]
+        scalar = _scalar_of(submitted)
+        return [scalar] if scalar is not None else _texts(submitted)
     return [submitted]
 
 

@@ -21,7 +21,8 @@ Leaves by kind:
 What is not a unit, and why:
 
 - scoring metadata of the ground truth itself: tolerance tables and `tolerance` entries,
-  `acceptable_variants` (they widen the sibling label's match instead), `judge_anchors`;
+  `acceptable_variants` (they widen the sibling label's match instead; at the top level, the
+  `answer`'s only), `judge_anchors`;
 - identity and schema echoes the prompt dictates or the task record already holds: `answer_type`,
   `task_id`, `event_id`, `schema_version`, `target_family`, `task_mode`, `task_family`; an echo of
   the prompt carries no information;
@@ -339,11 +340,17 @@ class _Walker:
             parent = path[:-1] if path and isinstance(path[-1], int) else path
             self._number((*parent, name), name, float(named.group(2).replace(",", "")), {})
         elif _is_label(value):
-            # the judge anchors' variants are alternatives to the task's top-level answer label
-            variants = _variants(siblings) + (self.answer_variants if len(path) == 1 else ())
-            self._add(path, key, UnitKind.LABEL, value, variants=variants)
+            self._add(path, key, UnitKind.LABEL, value, variants=self._label_variants(path, siblings))
         else:
             self._add(path, key, UnitKind.TEXT, value, judge_required=True)
+
+    def _label_variants(self, path: tuple[PathStep, ...], siblings: dict[str, Any]) -> tuple[str, ...]:
+        """The acceptable variants of a label: those listed beside it; at the top level, where they
+        stand among every field of the answer, they and the judge anchors' vary the `answer` alone
+        (`critical` as a priority band is not `urgent urban-collapse rescue`)."""
+        if len(path) != 1:
+            return _variants(siblings)
+        return _variants(siblings) + self.answer_variants if path == ("answer",) else ()
 
     def _number(self, path: tuple[PathStep, ...], key: str, value: float, siblings: dict[str, Any]) -> None:
         if not math.isfinite(value):
