@@ -5,7 +5,10 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import shutil
+import subprocess
+import sys
 
 import pytest
 
@@ -42,6 +45,19 @@ def test_score_writes_one_score_per_task_and_system(scores_file, built_release):
     assert {score.system_id for score in scores} == set(SYSTEMS)
     assert all(score.judge_status == "not_requested" for score in scores)
     assert {score.dataset_version for score in scores} == {open_release(built_release).version}
+
+
+def test_scores_are_the_same_in_every_process(two_systems, built_release, tmp_path):
+    """Nothing in scoring follows the hash seed (set order): these two seeds once aligned a unit of
+    gpt-4o's CSX-182_Q2 by different rules."""
+    outputs = []
+    for seed in ("0", "1"):
+        out = tmp_path / f"seed-{seed}.jsonl"
+        command = [sys.executable, "-m", "evaluator.cli", "score", "--release", str(built_release)]
+        command += ["--traces", str(two_systems / "gpt-4o"), "--out", str(out)]
+        subprocess.run(command, check=True, env={**os.environ, "PYTHONHASHSEED": seed}, capture_output=True)
+        outputs.append(out.read_bytes())
+    assert outputs[0] == outputs[1] and outputs[0].count(b"\n") == 405
 
 
 def _of_version(submission, version: str):

@@ -330,7 +330,10 @@ class Aligner:
         wanted = set(name_tokens(key))
         holders = [self._names_with(token) for token in wanted]
         names = set.intersection(*holders) if holders else set()
-        matches = [(similarity, name) for name in names if (similarity := _similarity(wanted, _tokens(name)))]
+        # in name order: equal candidates must rank alike in every process (a set follows the hash seed)
+        matches = [
+            (similarity, name) for name in sorted(names) if (similarity := _similarity(wanted, _tokens(name)))
+        ]
         self._fuzzy_cache[key] = matches
         return matches
 
