@@ -50,14 +50,18 @@ def test_score_writes_one_score_per_task_and_system(scores_file, built_release):
 def test_scores_are_the_same_in_every_process(two_systems, built_release, tmp_path):
     """Nothing in scoring follows the hash seed (set order): these two seeds once aligned a unit of
     gpt-4o's CSX-182_Q2 by different rules."""
-    outputs = []
+    runs = []
     for seed in ("0", "1"):
-        out = tmp_path / f"seed-{seed}.jsonl"
+        out, log = tmp_path / f"seed-{seed}.jsonl", tmp_path / f"seed-{seed}.log"
         command = [sys.executable, "-m", "evaluator.cli", "score", "--release", str(built_release)]
         command += ["--traces", str(two_systems / "gpt-4o"), "--out", str(out)]
-        subprocess.run(command, check=True, env={**os.environ, "PYTHONHASHSEED": seed}, capture_output=True)
-        outputs.append(out.read_bytes())
-    assert outputs[0] == outputs[1] and outputs[0].count(b"\n") == 405
+        with log.open("wb") as stderr:  # both at once: each process is mostly start-up
+            process = subprocess.Popen(command, env={**os.environ, "PYTHONHASHSEED": seed}, stderr=stderr)
+        runs.append((out, log, process))
+    for _, log, process in runs:
+        assert process.wait(timeout=300) == 0, log.read_text()
+    first, second = (out.read_bytes() for out, _, _ in runs)
+    assert first == second and first.count(b"\n") == 405
 
 
 def _of_version(submission, version: str):
