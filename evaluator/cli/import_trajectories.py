@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 from dataset.build import built_version
 from dataset.source import SourceRelease, open_source
 from evaluator.cli.base import Command, CommandError
-from evaluator.traces.io import export_json_schema, write_submission
+from evaluator.traces.io import SUBMISSION_FILE, export_json_schema, write_submission
 from evaluator.traces.recorded import read_recorded_trace
 from evaluator.traces.schema import SCHEMA_VERSION, UNKNOWN, Submission, SubmissionMetadata
 from loaders.atomic import refuse_foreign_folder, staged_folder, write_text_atomic
@@ -29,7 +29,6 @@ from loaders.paper_results import PaperResultsError, PaperSystemResult, from_sou
 log = logging.getLogger("earthverse.import_trajectories")
 
 INDEX_FILE = "index.json"
-SUBMISSION_FILE = "submission.jsonl"
 SCHEMA_DIR = "schema"
 NOTES = (
     "Imported from the EarthVerse source release's recorded trajectories (the paper's runs). The paper "

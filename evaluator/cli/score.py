@@ -17,13 +17,12 @@ from evaluator.scoring.judge import judge_from_option
 from evaluator.scoring.metrics import summarize
 from evaluator.scoring.pipeline import Scorer, version_mismatch
 from evaluator.scoring.scores_io import write_scores
-from evaluator.traces.io import METADATA_FILE, TraceFormatError, read_submission
+from evaluator.traces.io import METADATA_FILE, SUBMISSION_FILE, TraceFormatError, read_submission
 from evaluator.traces.schema import Submission
 from loaders.cache import default_cache_dir
 from loaders.release import open_ground_truth, open_release
 
 log = logging.getLogger("earthverse.score")
-SUBMISSION_FILE = "submission.jsonl"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -119,13 +118,10 @@ def load_submissions(path: Path) -> list[Submission]:
     and two of one system, are a CommandError naming each: nothing is scored from a partial set."""
     if not path.exists():
         raise CommandError(f"--traces {path}: no such file or folder")
-    if path.is_file() or (path / SUBMISSION_FILE).is_file() or (path / METADATA_FILE).is_file():
-        return [read_submission(path / SUBMISSION_FILE if (path / SUBMISSION_FILE).is_file() else path)]
-    sources = sorted(
-        folder / SUBMISSION_FILE if (folder / SUBMISSION_FILE).is_file() else folder
-        for folder in path.iterdir()
-        if (folder / SUBMISSION_FILE).is_file() or (folder / METADATA_FILE).is_file()
-    )
+    own = path if path.is_file() else _submission_in(path)
+    if own is not None:
+        return [read_submission(own)]
+    sources = sorted(source for folder in path.iterdir() if (source := _submission_in(folder)) is not None)
     if not sources:
         raise CommandError(f"--traces {path}: holds no {SUBMISSION_FILE} nor traces with {METADATA_FILE}")
     submissions, unreadable = [], []
@@ -140,6 +136,14 @@ def load_submissions(path: Path) -> list[Submission]:
         )
     _refuse_repeated_systems(submissions, sources)
     return submissions
+
+
+def _submission_in(folder: Path) -> Path | None:
+    """What to read as the submission in `folder`: its submission.jsonl, else the folder itself when it
+    holds traces with metadata.json; None when it holds neither."""
+    if (folder / SUBMISSION_FILE).is_file():
+        return folder / SUBMISSION_FILE
+    return folder if (folder / METADATA_FILE).is_file() else None
 
 
 def _refuse_repeated_systems(submissions: list[Submission], sources: list[Path]) -> None:

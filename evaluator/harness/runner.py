@@ -28,6 +28,7 @@ from evaluator.harness.controller import Controller, RunTarget
 from evaluator.harness.package_hash import package_sha256
 from evaluator.tools.registry import ToolRegistry, default_registry
 from evaluator.traces.io import (
+    SUBMISSION_FILE,
     TraceFormatError,
     parse_json_as,
     read_bytes,
@@ -45,7 +46,6 @@ log = logging.getLogger("earthverse.harness.runner")
 
 RUN_FILE = "run.json"
 TRACES_DIR = "traces"
-SUBMISSION_FILE = "submission.jsonl"
 UNPRICED = "unpriced"
 """What the progress bar shows for cost until a run is priced: never $0 for an unknown cost."""
 FINISHED = frozenset({"ok", "solver_failure"})

@@ -13,12 +13,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from evaluator.traces.io import read_submission
+from evaluator.traces.io import SUBMISSION_FILE, read_submission
 
 PENDING_STATUSES = frozenset({"queued", "pending", "running", "scoring", "received"})
 REFUSED_STATUSES = frozenset({"rejected", "unknown", "failed", "error"})
 """Final statuses that mean the submission is not (and will not be) on the leaderboard."""
-SUBMISSION_FILE = "submission.jsonl"
 
 
 class SpaceReply(BaseModel):

@@ -18,6 +18,8 @@ from evaluator.traces.schema import Submission, SubmissionMetadata, Trace
 from loaders.atomic import write_text_atomic
 
 METADATA_FILE = "metadata.json"
+SUBMISSION_FILE = "submission.jsonl"
+"""A submission as one file: its metadata line, then one trace per line."""
 TRACE_SCHEMA_FILE = "trace.schema.json"
 SUBMISSION_SCHEMA_FILE = "submission.schema.json"
 MAX_REPORTED_ERRORS = 5
