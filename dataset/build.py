@@ -25,6 +25,7 @@ from dataset.package_audit import PackageAudit, audit_package
 from dataset.report import ReleaseReport, make_report, render_markdown
 from dataset.source import SourceRelease, SourceTaskRecord, open_source
 from loaders.atomic import refuse_foreign_folder, staged_folder
+from loaders.cache import file_sizes
 from loaders.layout import package_dir, parse_files_csv
 from loaders.models import Event, Task
 from loaders.paper_results import PAPER_LEADERBOARD_FILE, from_source_models
@@ -155,11 +156,7 @@ def _build_into(
 def build_contents(out: Path) -> dict[str, int]:
     """Every file of a build with its size, but the two files that describe the build itself: a build
     whose files differ from the listing it was finished with is not up to date, whatever its stamp."""
-    return {
-        name: path.stat().st_size
-        for path in sorted(out.rglob("*"))
-        if path.is_file() and (name := path.relative_to(out).as_posix()) not in (STAMP_NAME, CONTENTS_NAME)
-    }
+    return {name: size for name, size in file_sizes(out).items() if name not in (STAMP_NAME, CONTENTS_NAME)}
 
 
 def _first_record_per_event(records: list[SourceTaskRecord]) -> dict[str, SourceTaskRecord]:

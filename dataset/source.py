@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError, model_validator
 
-from loaders.cache import default_cache_dir, file_sha256
+from loaders.cache import default_cache_dir, file_sha256, file_stats
 from loaders.models import Event, FileEntry, GroundTruth, HiddenTask, Task
 from loaders.release import problem
 
@@ -154,10 +154,8 @@ def _open_folder(folder: Path, sha256: str | None = None) -> SourceRelease:
 def _folder_fingerprint(root: Path) -> str:
     """A cheap identity for an unpacked folder: names, sizes and mtimes of its files."""
     digest = hashlib.sha256()
-    for path in sorted(root.rglob("*")):
-        if path.is_file():
-            stat = path.stat()
-            digest.update(f"{path.relative_to(root)}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+    for name, status in file_stats(root).items():
+        digest.update(f"{name}\0{status.st_size}\0{status.st_mtime_ns}\n".encode())
     return digest.hexdigest()
 
 

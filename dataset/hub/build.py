@@ -17,7 +17,7 @@ from dataset.hub.card import CardFacts, render_card, render_private_readme, sche
 from dataset.hub.tables import EventFacts, events_table, ground_truth_table, tasks_table, write_parquet
 from loaders import layout
 from loaders.atomic import replace_folder
-from loaders.cache import file_sha256
+from loaders.cache import file_sha256, file_sizes
 from loaders.download import (
     CARD_FILE,
     CHECKSUMS_FILE,
@@ -81,8 +81,8 @@ def build_hub(out: Path, jobs: int = 2) -> HubSummary:
             tasks=len(release.tasks),
             events=len(release.events),
             archives=len(release.events),
-            public_files=_sizes(public),
-            private_files=_sizes(private),
+            public_files=file_sizes(public),
+            private_files=file_sizes(private),
             seconds=0.0,
         )
         replace_folder(public, hub / PUBLIC_DIR)
@@ -109,7 +109,7 @@ def _write_public(out: Path, release: Release, public: Path, jobs: int) -> None:
     (public / CARD_FILE).write_text(render_card(card), encoding="utf-8")
     if (out / PAPER_LEADERBOARD_FILE).is_file():
         shutil.copyfile(out / PAPER_LEADERBOARD_FILE, public / PAPER_LEADERBOARD_FILE)
-    digests = {name: known.get(name) or file_sha256(public / name) for name in _sizes(public)}
+    digests = {name: known.get(name) or file_sha256(public / name) for name in file_sizes(public)}
     (public / CHECKSUMS_FILE).write_text(format_checksums(digests), encoding="utf-8")
 
 
@@ -150,11 +150,3 @@ def _write_private(hidden: list[HiddenRecord], private: Path) -> None:
     write_parquet(ground_truth_table(hidden), private / GROUND_TRUTH_FILE)
     readme = render_private_readme(len(hidden), list(GROUND_TRUTH_COLUMNS))
     (private / CARD_FILE).write_text(readme, encoding="utf-8")
-
-
-def _sizes(folder: Path) -> dict[str, int]:
-    return {
-        path.relative_to(folder).as_posix(): path.stat().st_size
-        for path in sorted(folder.rglob("*"))
-        if path.is_file()
-    }
