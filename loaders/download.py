@@ -205,7 +205,8 @@ def is_complete(target: Path, sha256: str) -> bool:
 
 
 def _file_stamps(folder: Path) -> dict[str, list[int]]:
-    """[size, modification time in ns] of every file under `folder`, by posix path relative to it."""
+    """[size, modification time in ns] of every file under `folder`, by posix path relative to it. Not
+    `cache.file_stats`: links are not followed here, so a link put into a package counts as a change."""
     stamps: dict[str, list[int]] = {}
     for parent, _, names in os.walk(folder, followlinks=False):
         for name in names:
