@@ -199,8 +199,10 @@ def is_complete(target: Path, sha256: str) -> bool:
         recorded = json.loads(marker.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError):
         return False  # an extraction under way, or a marker of an older form: extract again
-    return isinstance(recorded, dict) and recorded.get("sha256") == sha256 and (
-        recorded.get("files") == _file_stamps(target)
+    return (
+        isinstance(recorded, dict)
+        and recorded.get("sha256") == sha256
+        and (recorded.get("files") == _file_stamps(target))
     )
 
 

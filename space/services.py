@@ -49,7 +49,6 @@ class Services:
                 self._board = (version, rows, results)
             return self._board[1], self._board[2]
 
-
     def _on_this_release(self, result: ResultRecord) -> bool:
         record = self.store.submission_record(result.receipt)
         return record is not None and record.metadata.dataset_version == self.release.version

@@ -129,9 +129,7 @@ class ObservedNumbers:
         step = 10.0**-decimals
         start = bisect.bisect_left(self._values, number - step)
         stop = bisect.bisect_right(self._values, number + step)
-        return any(
-            value == number or round(value, decimals) == number for value in self._values[start:stop]
-        )
+        return any(value == number or round(value, decimals) == number for value in self._values[start:stop])
 
 
 def _decimals(number: float) -> int:
