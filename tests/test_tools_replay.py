@@ -11,7 +11,15 @@ import pytest
 
 from dataset.source import SourceRelease
 from evaluator.cli import replay_tools as replay_tools_cli
-from evaluator.tools.replay import REPLAYED_TOOLS, ReplayReport, fidelity, replay_tools, site_capped
+from evaluator.tools.replay import (
+    CHUNK_RUNS,
+    REPLAYED_TOOLS,
+    ReplayReport,
+    fidelity,
+    replay_tools,
+    report_json,
+    site_capped,
+)
 from loaders.release import open_release
 
 # What the replay achieves is 100% identical for every tool (2026-12-02); the floors leave a little room.
@@ -28,7 +36,7 @@ MIN_COMPARED = {
 
 @pytest.fixture(scope="module")
 def report(built_release: Path, source_release: SourceRelease) -> ReplayReport:
-    return replay_tools(open_release(built_release), Path(source_release.root) / "trajectories")
+    return replay_tools(open_release(built_release), Path(source_release.root) / "trajectories", jobs=2)
 
 
 def test_every_run_is_replayed(report: ReplayReport) -> None:
@@ -63,13 +71,29 @@ def test_site_cap_matches_the_recorded_layout() -> None:
 
 def test_cli_writes_the_report(built_release: Path, source_release: SourceRelease, tmp_path: Path) -> None:
     runs = sorted((Path(source_release.root) / "trajectories").glob("*/*.json"))[:3]
-    for run in runs:
-        target = tmp_path / "trajectories" / run.parent.name / run.name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(run, target)
+    folder = _copy_runs(runs, tmp_path / "trajectories")
     out = tmp_path / "report.json"
-    folder = tmp_path / "trajectories"
-    arguments = argparse.Namespace(release=str(built_release), trajectories=folder, out=out)
+    arguments = argparse.Namespace(release=str(built_release), trajectories=folder, out=out, jobs=1)
     assert replay_tools_cli.COMMAND.run(arguments) == 0
     report = ReplayReport.model_validate_json(out.read_text())
     assert report.runs == 3 and report.seconds > 0
+
+
+def _copy_runs(runs: list[Path], folder: Path) -> Path:
+    for run in runs:
+        target = folder / run.parent.name / run.name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(run, target)
+    return folder
+
+
+def test_worker_processes_give_the_report_of_one_process(
+    built_release: Path, source_release: SourceRelease, tmp_path: Path
+) -> None:
+    # every twelfth run: more chunks than workers, runs of every system
+    runs = sorted((Path(source_release.root) / "trajectories").glob("*/*.json"))[::12]
+    folder = _copy_runs(runs, tmp_path / "trajectories")
+    release = open_release(built_release)
+    alone, shared = replay_tools(release, folder), replay_tools(release, folder, jobs=2)
+    assert alone.runs == len(runs) > 2 * CHUNK_RUNS
+    assert report_json(shared) == report_json(alone)

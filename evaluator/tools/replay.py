@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import multiprocessing
 import re
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -104,12 +106,38 @@ def _digest(package: EventPackage, relative: str) -> str | None:
 
 
 def replay_tools(
-    release: Release, trajectories_dir: Path, registry: ToolRegistry | None = None
+    release: Release, trajectories_dir: Path, registry: ToolRegistry | None = None, jobs: int = 1
 ) -> ReplayReport:
     """Replay every recorded call of the five deterministic tools under `trajectories_dir/<model>/*.json`
-    against `release` and count identical outputs per tool, with every difference class and an example."""
-    replayer = _Replayer(release, registry or default_registry())
+    against `release` and count identical outputs per tool, with every difference class and an example.
+    `jobs` worker processes share the runs; the report is the same for any number of them."""
     paths = sorted(Path(trajectories_dir).glob("*/*.json"))
+    registry = registry or default_registry()
+    if jobs <= 1 or len(paths) < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        return _replay_chunk(release, registry, paths)
+    chunks = [paths[start : start + CHUNK_RUNS] for start in range(0, len(paths), CHUNK_RUNS)]
+    # fork hands the workers the release and registry as they are: neither needs to be picklable
+    context = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(jobs, context, _start_worker, (release, registry)) as pool:
+        return merged_reports(list(pool.map(_replay_in_worker, chunks)))
+
+
+CHUNK_RUNS = 64
+"""Runs per unit of work for the worker processes: small enough to share the load evenly."""
+
+_WORKER: dict[str, Any] = {}
+
+
+def _start_worker(release: Release, registry: ToolRegistry) -> None:
+    _WORKER.update(release=release, registry=registry)
+
+
+def _replay_in_worker(paths: list[Path]) -> ReplayReport:
+    return _replay_chunk(_WORKER["release"], _WORKER["registry"], paths)
+
+
+def _replay_chunk(release: Release, registry: ToolRegistry, paths: list[Path]) -> ReplayReport:
+    replayer = _Replayer(release, registry)
     for path in paths:
         replayer.replay_run(path)
     return ReplayReport(
@@ -118,6 +146,34 @@ def replay_tools(
         harness_artefacts=replayer.artefacts,
         runs=len(paths),
     )
+
+
+def merged_reports(reports: list[ReplayReport]) -> ReplayReport:
+    """One report of consecutive parts (in run order): counts added, each class's first example kept."""
+    merged = ReplayReport(by_tool={name: ToolFigures() for name in REPLAYED_TOOLS}, differences={},
+                          harness_artefacts={}, runs=0)  # fmt: skip
+    for report in reports:
+        merged.runs += report.runs
+        for name, figures in report.by_tool.items():
+            _add_figures(merged.by_tool[name], figures)
+        _add_classes(merged.differences, report.differences)
+        _add_classes(merged.harness_artefacts, report.harness_artefacts)
+    return merged
+
+
+def _add_figures(total: ToolFigures, part: ToolFigures) -> None:
+    for field in ("compared", "identical", "replayed_all", "identical_all"):
+        setattr(total, field, getattr(total, field) + getattr(part, field))
+    for reason, count in part.skipped.items():
+        total.skipped[reason] = total.skipped.get(reason, 0) + count
+
+
+def _add_classes(total: dict[str, Difference], part: dict[str, Difference]) -> None:
+    for name, difference in part.items():
+        if name in total:
+            total[name].count += difference.count
+        else:
+            total[name] = difference.model_copy()
 
 
 class _Replayer:
