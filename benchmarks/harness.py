@@ -19,7 +19,8 @@
   per task (the first system, alphabetically, that has one; tasks without any recorded run end as solver
   failures); wall time and peak RSS (this process plus its sandbox workers, sampled every 0.2 s).
 
-Run from the repository root: python -m benchmarks.harness [overhead --rounds 5 | replay405 --concurrency 8]
+Run from the repository root:
+python -m benchmarks.harness [overhead --rounds 5 | replay405 --concurrency 8 [--tasks N]]
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ from evaluator.tools.registry import default_registry
 from evaluator.traces.io import write_trace
 from evaluator.traces.recorded import read_recorded_trace
 from evaluator.traces.schema import SystemIdentity
+from loaders.models import Task
 from loaders.release import Release, open_release
 from tests.openai_standin import OpenAIStandin, Reply, tool_call
 
@@ -252,12 +254,12 @@ def overhead(release: Release, rounds: int) -> dict[str, Any]:
     return report
 
 
-def replay_source(release: Release, folder: Path) -> int:
+def replay_source(tasks: list[Task], folder: Path) -> int:
     """One recorded run per task into `folder` (first system alphabetically); how many tasks have one."""
     trajectories = open_source(default_archive()).trajectories_dir
     systems = sorted(path for path in trajectories.iterdir() if path.is_dir())
     found = 0
-    for task in release.tasks:
+    for task in tasks:
         source = next((system / f"{task.task_id}.json" for system in systems
                        if (system / f"{task.task_id}.json").is_file()), None)  # fmt: skip
         if source is not None:
@@ -293,20 +295,22 @@ class RssSampler(threading.Thread):
         return self.peak
 
 
-def replay405(release: Release, concurrency: int) -> dict[str, Any]:
+def replay405(release: Release, concurrency: int, tasks: int | None = None) -> dict[str, Any]:
+    """The replayed run of every task (or of the first `tasks`): wall time, peak memory, statuses."""
+    selected = release.tasks[:tasks]
     with tempfile.TemporaryDirectory() as scratch:
         source = Path(scratch) / "source"
-        recorded = replay_source(release, source)
+        recorded = replay_source(selected, source)
         spec = agent_from_option(f"replay:{source}")
         options = RunOptions(out=Path(scratch) / "run", concurrency=concurrency, progress=False)
         sampler = RssSampler()
         sampler.start()
         started = time.perf_counter()
-        summary = Runner(release, spec, f"replay:{source}", options).run(release.tasks)
+        summary = Runner(release, spec, f"replay:{source}", options).run(selected)
         wall = time.perf_counter() - started
         peak = sampler.stop()
     return {
-        "tasks": len(release.tasks),
+        "tasks": len(selected),
         "tasks_with_a_recorded_run": recorded,
         "concurrency": concurrency,
         "wall_s": round(wall, 1),
@@ -321,13 +325,14 @@ def main() -> None:
     parser.add_argument("--release", type=Path, default=DEFAULT_RELEASE)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--tasks", type=int, default=None, help="replay405: only the first N tasks")
     arguments = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)
     release = open_release(arguments.release)
     if arguments.mode == "overhead":
         print(json.dumps(overhead(release, arguments.rounds), indent=2))
     else:
-        print(json.dumps(replay405(release, arguments.concurrency), indent=2))
+        print(json.dumps(replay405(release, arguments.concurrency, arguments.tasks), indent=2))
 
 
 if __name__ == "__main__":

@@ -1,12 +1,12 @@
 """Speed of the leaderboard Space (issue 4), medians of several runs:
 
-1. first render with 200 stored submissions: a cold start on a store of 200 rescored results
+1. first render with 200 stored submissions (`--stored`): a cold start on a store of 200 rescored results
    (fresh Store, so nothing is cached), building every leaderboard table and figure server side.
    Target: at most 1 s.
 2. a 405-task submission uploaded through the `submit` API (gradio_client against the running app)
    until it is rescored deterministically and visible on the leaderboard. Target: at most 5 s.
 
-Run: python benchmarks/space.py [--runs 5] [--release .cache/test-build]
+Run: python benchmarks/space.py [--runs 5] [--stored 200] [--release .cache/test-build]
 """
 
 from __future__ import annotations
@@ -42,11 +42,11 @@ RENDER_TARGET_S = 1.0
 VISIBLE_TARGET_S = 5.0
 
 
-def fill_store(settings, submission: Submission) -> None:
-    """200 stored submissions with their results (one real rescoring, recorded under 200 receipts)."""
+def fill_store(settings, submission: Submission, stored: int) -> None:
+    """`stored` submissions with their results (one real rescoring, recorded under `stored` receipts)."""
     services = build_services(settings)
     scored = services.rescorer.scorer.score(submission)
-    for number in range(STORED):
+    for number in range(stored):
         receipt = f"{number:064x}"
         metadata = submission.metadata.model_copy(update={"system_name": f"System {number}"})
         record = SubmissionRecord(
@@ -66,7 +66,7 @@ def fill_store(settings, submission: Submission) -> None:
     services.close()
 
 
-def first_render_seconds(settings) -> float:
+def first_render_seconds(settings, stored: int) -> float:
     services = build_services(settings)
     services.redactor.index()  # the start-up warm-up is done before a visitor arrives
     services.store = Store(settings.store)  # cold: no record read yet
@@ -74,7 +74,7 @@ def first_render_seconds(settings) -> float:
     outputs = render_views(services)
     elapsed = time.perf_counter() - started
 
-    assert outputs[1] == f"{STORED + 25} of {STORED + 25} systems", outputs[1]
+    assert outputs[1] == f"{stored + 25} of {stored + 25} systems", outputs[1]
     services.close()
     return elapsed
 
@@ -93,6 +93,7 @@ def upload_to_visible_seconds(url: str, services, path: Path, name: str) -> floa
 def main() -> None:
     options = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     options.add_argument("--runs", type=int, default=5)
+    options.add_argument("--stored", type=int, default=STORED, help="submissions in the store to render")
     options.add_argument("--release", type=Path, default=PROJECT / ".cache" / "test-build")
     arguments = options.parse_args()
     with tempfile.TemporaryDirectory() as scratch_dir:
@@ -101,9 +102,9 @@ def main() -> None:
         probe.close()
         submission = full_submission(probe.release, open_source(default_archive()).trajectories_dir)
 
-        settings = local_settings(arguments.release, scratch / "store200")
-        fill_store(settings, submission)
-        renders = [first_render_seconds(settings) for _ in range(arguments.runs)]
+        settings = local_settings(arguments.release, scratch / "stored")
+        fill_store(settings, submission, arguments.stored)
+        renders = [first_render_seconds(settings, arguments.stored) for _ in range(arguments.runs)]
 
         live = local_settings(arguments.release, scratch / "live", daily_limit=1000)
         visible = []
@@ -114,7 +115,7 @@ def main() -> None:
                 path = scratch / f"upload-{run}.jsonl"
                 write_submission(path, renamed(submission, f"bench-{run}", name))
                 visible.append(upload_to_visible_seconds(app.url, app.services, path, name))
-    report("first render, 200 stored submissions", renders, RENDER_TARGET_S)
+    report(f"first render, {arguments.stored} stored submissions", renders, RENDER_TARGET_S)
     report(f"{len(submission.traces)}-task submission, upload to visible", visible, VISIBLE_TARGET_S)
 
 
