@@ -33,6 +33,7 @@ from loaders.readers import (
     xml_reader,
     zip_reader,
 )
+from loaders.readers.registry import SAMPLE_BYTES
 
 # ---------------------------------------------------------------- helpers that make files
 
@@ -67,6 +68,12 @@ def _pdf_bytes(pages: list[str]) -> bytes:
 def _png_bytes(image: Image.Image, format: str = "PNG") -> bytes:
     buffer = io.BytesIO()
     image.save(buffer, format=format)
+    return buffer.getvalue()
+
+
+def _npy_bytes(array: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, array)
     return buffer.getvalue()
 
 
@@ -237,6 +244,75 @@ def test_text_in_utf8_and_in_windows_1252(tmp_path: Path) -> None:
     assert utf8.metadata["line_count"] == 2
     legacy = read_file(_write(tmp_path / "b.txt", "Niño".encode("cp1252")))
     assert (legacy.text, legacy.metadata["encoding"]) == ("Niño", "cp1252")
+
+
+# ---------------------------------------------------------------- text encodings
+
+# ASCII, Latin script with accents, and Cyrillic with its digits and spaces: what BOM-less UTF-16 finds.
+NOTES = [
+    "station,rain_mm\nJesenik,321\nOpava,180\n",
+    "Épisode cévenol : 320 mm à Nîmes, Niño 3.4 = +1,2 °C\n",
+    "Паводок 2012: Крымск, 7 июля, 300 мм за сутки.\n",
+]
+
+
+@pytest.mark.parametrize("codec", ["utf-16-le", "utf-16-be"])
+@pytest.mark.parametrize("text", NOTES, ids=["ascii", "latin", "cyrillic"])
+def test_utf16_without_bom_reads_as_text_in_its_byte_order(tmp_path: Path, codec: str, text: str) -> None:
+    reading = read_file(_write(tmp_path / "notes.dat", text.encode(codec)))
+    assert (reading.format, reading.text, reading.metadata["encoding"]) == ("text", text, codec)
+    assert reading.metadata["encoding_guessed"] is False
+
+
+def test_a_utf16_csv_without_bom_parses_into_columns(tmp_path: Path) -> None:
+    reading = read_file(_write(tmp_path / "stations.csv", NOTES[0].encode("utf-16-le")))
+    assert reading.structure == {
+        "columns": ["station", "rain_mm"],
+        "rows": [["Jesenik", "321"], ["Opava", "180"]],
+    }
+
+
+def test_utf16_whose_sniffed_head_ends_mid_character_is_text(tmp_path: Path) -> None:
+    # The emoji's surrogate pair straddles the end of the head the sniffers see.
+    text = "a" * (SAMPLE_BYTES // 2 - 1) + "\U0001f327 rain\n"
+    reading = read_file(_write(tmp_path / "log.dat", text.encode("utf-16-be")))
+    assert (reading.format, reading.text, reading.metadata["encoding"]) == ("text", text, "utf-16-be")
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        # Each of the first three passes the other tests of UTF-16 text, and fails one.
+        np.arange(128, dtype="<u2").tobytes(),  # ASCII as UTF-16, but a fifth of it control characters
+        np.arange(160, 400, dtype=">u2").tobytes(),  # letters as UTF-16, none of them ASCII
+        np.tile(np.array([40, 72, 512, 1024], dtype="<u2"), 100).tobytes(),  # zero low bytes too
+        _npy_bytes(np.arange(-500, 500, dtype="<i2")),
+        np.linspace(0, 1, 500, dtype="<f4").tobytes(),
+    ],
+    ids=["counts", "letters", "flags", "npy", "float32"],
+)
+def test_binary_with_many_zero_bytes_stays_binary(tmp_path: Path, content: bytes) -> None:
+    assert sniff_format(_write(tmp_path / "grid.dat", content)) == "binary"
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("report.txt", "郑州暴雨：7月20日小时降雨量201.9毫米\n"),
+        ("report.html", "<html><body><p>郑州暴雨</p></body></html>"),
+        ("rain.csv", "站点,降雨量\n郑州,201.9\n"),
+        ("event.json", '{"event": "郑州暴雨"}'),
+    ],
+)
+def test_a_legacy_encoding_reads_as_a_flagged_guess_and_utf8_does_not(
+    tmp_path: Path, name: str, text: str
+) -> None:
+    legacy = read_file(_write(tmp_path / f"gbk-{name}", text.encode("gbk")))
+    assert (legacy.metadata["encoding"], legacy.metadata["encoding_guessed"]) == ("cp1252", True)
+    assert "郑州" not in legacy.text  # mojibake, which the flag owns up to
+    utf8 = read_file(_write(tmp_path / name, text))
+    assert (utf8.metadata["encoding"], utf8.metadata["encoding_guessed"]) == ("utf-8", False)
+    assert "郑州" in utf8.text
 
 
 # ---------------------------------------------------------------- PDF
@@ -569,12 +645,14 @@ def _is_truncated_pdf(path: Path) -> bool:
     return b"%PDF-" in data[:1024] and b"%%EOF" not in data[-2048:]
 
 
-def _format_read(path: Path) -> str | None:
-    """The format `path` reads as, or None when its reader refuses it (run in a worker process)."""
+def _read_outcome(path: Path) -> tuple[str | None, bool]:
+    """The format `path` reads as (None when its reader refuses it) and whether its encoding was a guess;
+    run in a worker process."""
     try:
-        return read_file(path).format
+        reading = read_file(path)
     except ReaderError:
-        return None
+        return None, False
+    return reading.format, bool(reading.metadata.get("encoding_guessed"))
 
 
 @pytest.mark.release
@@ -583,9 +661,9 @@ def test_every_file_of_the_release_reads_as_a_sensible_format(source_dir: Path) 
     files = sorted(path for path in (source_dir / "packages").glob("*/data/**/*") if path.is_file())
     started = time.perf_counter()
     with ProcessPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        formats = list(pool.map(_format_read, files, chunksize=64))
+        outcomes = dict(zip(files, pool.map(_read_outcome, files, chunksize=64), strict=True))
     found: Counter[tuple[str, str]] = Counter()
-    for path, format_read in zip(files, formats, strict=True):
+    for path, (format_read, _) in outcomes.items():
         label = labels.get(path, "unlisted")
         found[label, str(format_read)] += 1
         accepted = ACCEPTED_FORMATS.get(label, set(reader_names()))
@@ -593,12 +671,15 @@ def test_every_file_of_the_release_reads_as_a_sensible_format(source_dir: Path) 
         assert sensible, f"{path}: manifest {label}, read as {format_read}"
     elapsed = time.perf_counter() - started
     print(f"\nread {len(files)} files in {elapsed:.1f} s; (label, reading) counts: {sorted(found.items())}")
-    unreadable = [path for path, format_read in zip(files, formats, strict=True) if format_read is None]
+    unreadable = [path for path, (format_read, _) in outcomes.items() if format_read is None]
+    guessed = [path.name for path, (_, guess) in outcomes.items() if guess]
     assert len(files) > 5000
     assert set(labels) >= set(files), "every package file has a manifest entry"
     # The only unreadable files are PDFs the source cut off mid-download (no %%EOF).
     assert [path for path in unreadable if not _is_truncated_pdf(path)] == []
     assert len(unreadable) <= 20
+    # The one file in a legacy encoding: a NOAA page in Windows-1252 (the guess is right there).
+    assert guessed == ["event_reports_001_NOAA_CPC_Special_Climate_Summary_97-2.html"]
 
 
 def test_reader_error_survives_pickling(tmp_path: Path) -> None:

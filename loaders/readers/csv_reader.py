@@ -25,7 +25,7 @@ def read_csv(path: Path) -> Reading:
         text=decoded.text,
         structure={"columns": header, "rows": body},
         metadata={
-            "encoding": decoded.encoding,
+            **decoded.metadata(),
             "delimiter": dialect.delimiter,
             "column_count": len(header),
             "row_count": len(body),

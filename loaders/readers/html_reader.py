@@ -117,6 +117,4 @@ def read_html(path: Path) -> Reading:
     extractor.feed(decoded.text)
     extractor.close()
     title = _SPACES.sub(" ", "".join(extractor.title_chunks)).strip()
-    return Reading(
-        format="html", text=extractor.text(), metadata={"title": title, "encoding": decoded.encoding}
-    )
+    return Reading(format="html", text=extractor.text(), metadata={"title": title, **decoded.metadata()})

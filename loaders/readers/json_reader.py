@@ -28,7 +28,7 @@ def read_json(path: Path) -> Reading:
         format="json",
         text=decoded.text,
         structure=value,
-        metadata={"encoding": decoded.encoding, **_shape(value)},
+        metadata={**decoded.metadata(), **_shape(value)},
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import codecs
 from pathlib import Path
 
-from loaders.readers.encoding import bom_encoding
+from loaders.readers.encoding import MAX_CONTROL_SHARE, bom_encoding, utf16_encoding
 from loaders.readers.registry import Sample, sniffers
 
 GENERIC_TEXT = "text"
@@ -14,7 +14,6 @@ GENERIC_FORMATS = (GENERIC_TEXT, GENERIC_BINARY)
 """What a file is when no sniffer claims it: readable text, or opaque bytes."""
 
 _TEXT_CONTROLS = bytes(range(32)).translate(None, b"\t\n\r\f\v\x1b")
-_MAX_CONTROL_SHARE = 0.01
 
 
 def sniff_format(path: Path) -> str:
@@ -31,9 +30,10 @@ def sniff_sample(sample: Sample) -> str:
 
 
 def looks_like_text(sample: Sample) -> bool:
-    """Whether a head decodes as text: a BOM, valid UTF-8, or (legacy 8-bit) almost no control bytes."""
+    """Whether a head decodes as text: a BOM, BOM-less UTF-16, valid UTF-8, or (legacy 8-bit) almost no
+    control bytes."""
     head = sample.head
-    if bom_encoding(head) is not None:
+    if bom_encoding(head) is not None or utf16_encoding(head, complete=sample.complete) is not None:
         return True
     if b"\x00" in head:
         return False
@@ -41,5 +41,5 @@ def looks_like_text(sample: Sample) -> bool:
         codecs.getincrementaldecoder("utf-8")().decode(head, final=sample.complete)
     except UnicodeDecodeError:
         controls = len(head) - len(head.translate(None, _TEXT_CONTROLS))
-        return controls <= _MAX_CONTROL_SHARE * len(head)
+        return controls <= MAX_CONTROL_SHARE * len(head)
     return True

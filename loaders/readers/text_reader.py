@@ -11,10 +11,10 @@ from loaders.readers.sniff import GENERIC_TEXT
 
 @register(GENERIC_TEXT, extensions=(".txt", ".text", ".md", ".log"))
 def read_text(path: Path) -> Reading:
-    """The decoded text of a file (BOM, UTF-8, else Windows-1252); never fails on content."""
+    """The decoded text of a file (BOM, UTF-16, UTF-8, else Windows-1252 guessed); never fails on content."""
     decoded = decode_text(path.read_bytes())
     return Reading(
         format=GENERIC_TEXT,
         text=decoded.text,
-        metadata={"encoding": decoded.encoding, "line_count": len(decoded.text.splitlines())},
+        metadata={**decoded.metadata(), "line_count": len(decoded.text.splitlines())},
     )
