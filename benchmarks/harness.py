@@ -13,7 +13,9 @@
   The model's own time is nil everywhere (scripted replies), so the time per step is harness overhead
   plus the tools' own work, which is the same code on both sides. Reported: median seconds per step
   over the rounds, for the whole episode and marginally ((T17 - T1) / 16, which removes the fixed
-  per-episode set-up), and our/Inspect ratios (target: ours <= 0.5x Inspect's mockllm episode).
+  per-episode set-up), and our/Inspect ratios (target: ours <= 0.5x Inspect's mockllm episode): of the
+  medians, and paired (the median over rounds of the ratio of two episodes run back to back; every round
+  runs each runner once, starting with the next one each time, as the machine's speed drifts).
 
 `replay405`: every task of the release run with concurrency 8 by the replay agent over one recorded run
   per task (the first system, alphabetically, that has one; tasks without any recorded run end as solver
@@ -223,7 +225,6 @@ def run_inspect(release: Release, model: Any, tool_calls: int, log_dir: str) -> 
 def overhead(release: Release, rounds: int) -> dict[str, Any]:
     os.environ.setdefault(KEY_ENV, "bench")
     long, short = episode_actions(release, STEPS), episode_actions(release, 1)
-    figures: dict[str, dict[str, list[float]]] = {}
     with tempfile.TemporaryDirectory() as log_dir:
         runners = {
             "ours_http": lambda steps: ours(release, steps, over_http=True),
@@ -231,15 +232,13 @@ def overhead(release: Release, rounds: int) -> dict[str, Any]:
             "inspect": lambda steps: inspect_episode(release, steps, log_dir),
             "inspect_http": lambda steps: inspect_http_episode(release, steps, log_dir),
         }
-        for name, runner in runners.items():
+        for runner in runners.values():
             runner(long)  # warm-up: imports, first connections, caches
-            figures[name] = {"t17": [], "t1": []}
-            for _ in range(rounds):
-                figures[name]["t17"].append(runner(long))
-                figures[name]["t1"].append(runner(short))
+        samples = [_round(runners, long, short, number) for number in range(rounds)]
     report: dict[str, Any] = {"steps": STEPS, "rounds": rounds}
-    for name, samples in figures.items():
-        t17, t1 = statistics.median(samples["t17"]), statistics.median(samples["t1"])
+    for name in runners:
+        t17 = statistics.median(sample[name][0] for sample in samples)
+        t1 = statistics.median(sample[name][1] for sample in samples)
         report[name] = {
             "episode_s": round(t17, 4),
             "per_step_ms": round(1000 * t17 / STEPS, 2),
@@ -250,8 +249,24 @@ def overhead(release: Release, rounds: int) -> dict[str, Any]:
             key: round(report[name][key] / report[peer][key], 3)
             for key in ("per_step_ms", "marginal_per_step_ms")
         }
+        ratios = [sample[name][0] / sample[peer][0] for sample in samples]
+        report[f"{name}_vs_{peer}"]["per_step_paired"] = _spread(ratios)
     report["target_ratio"] = TARGET_RATIO
     return report
+
+
+def _round(runners: dict[str, Any], long: list, short: list, number: int) -> dict[str, tuple[float, float]]:
+    """One round: every runner's long and short episode, starting each round with the next runner so that
+    a slow spell of the machine falls on each of them in turn."""
+    names = list(runners)
+    order = names[number % len(names) :] + names[: number % len(names)]
+    return {name: (runners[name](long), runners[name](short)) for name in order}
+
+
+def _spread(ratios: list[float]) -> dict[str, float]:
+    """The median of per-round ratios (each of two runs made back to back), with its lowest and highest."""
+    return {"median": round(statistics.median(ratios), 3), "min": round(min(ratios), 3),
+            "max": round(max(ratios), 3)}  # fmt: skip
 
 
 def replay_source(tasks: list[Task], folder: Path) -> int:
