@@ -126,6 +126,17 @@ def test_value_search_for_distinctive_values_and_within_the_container() -> None:
     assert found["totals.wet_days"][0] == "totals.rainy_days"
 
 
+def test_a_common_value_is_found_in_its_container_only_as_written() -> None:
+    """A count of 9 is not the 9.12 hours beside it, nor a share of 1.0 the 0.93 of another score:
+    nearness does not tell which field a common value is; equality at the stated precision does."""
+    primary = {"sequence": {"event_count": 9, "share": 1.0, "peak_share": 0.3}}
+    answer = {"sequence": {"gap_hours": 9.12, "wind_score": 0.93, "peak_fraction": 0.304}}
+    found = _aligned(primary, answer)
+    assert found["sequence.event_count"][0] is None and found["sequence.share"][0] is None
+    assert found["sequence.peak_share"][:3] == ("sequence.peak_fraction", 0.304, "value search")
+    assert _aligned(primary, {"sequence": {"events": 9}})["sequence.event_count"][0] == "sequence.events"
+
+
 def test_a_specific_number_written_in_a_sentence() -> None:
     answer = {"summary": "GPM peaks at 484.25 mm on 2021-07-20, CHIRPS at 307.6 mm."}
     found = _aligned({"precip": {"gpm_max_mm": 484.25}}, answer)

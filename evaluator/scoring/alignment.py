@@ -24,8 +24,9 @@ in a field. A unit is aligned to the submitted field that best matches its path:
    for a label or number gives the field inside it that holds the value (`{"classification": x}`);
 4. with no candidate by name, the value itself is looked for: anywhere when it is too specific to
    coincide (a number of three or more significant digits, a label of two or more words), otherwise
-   only among the fields of the container the unit belongs to; a specific number may also be written
-   inside a sentence (`"peak 484.25 mm at the coast"`). Such an alignment is marked `by_value`.
+   only among the fields of the container the unit belongs to, and there a number only as the ground
+   truth writes it (rounded to its decimals; whole for a whole number); a specific number may also be
+   written inside a sentence (`"peak 484.25 mm at the coast"`). Such an alignment is marked `by_value`.
 
 The submission is indexed once (`SubmissionIndex`), with caps on depth, size and string length, so a
 hostile answer costs bounded time and memory.
@@ -43,7 +44,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from evaluator.scoring.matching import as_number, is_correct, numbers_in_text, significant_digits
-from evaluator.scoring.tolerances import name_tokens
+from evaluator.scoring.tolerances import FLOAT_NOISE, name_tokens, stated_decimals
 from evaluator.scoring.units import ID_FIELDS, METADATA_KEYS, Selector, Unit, UnitKind, normalize_label
 
 MAX_DEPTH = 40
@@ -391,7 +392,8 @@ class Aligner:
             near = bool(scope) and node.parent is not None and _parent_fit(scope[-1], node.parent) >= 1.0
             if not (distinctive or near):
                 continue
-            if is_correct(unit, node.value):
+            # a common value found by itself must be the ground truth as written, not merely near it
+            if is_correct(unit, node.value) and (distinctive or _as_written(unit, node.number)):
                 ranked.append((_path_fit(scope, node.steps()), -node.order, node))
         if not ranked:
             return self._stated_in_text(unit, scope, space) if distinctive else Alignment()
@@ -422,6 +424,19 @@ def _compatible(unit: Unit, value: Any) -> bool:
     if unit.kind is UnitKind.NUMBER:
         return not isinstance(value, bool)
     return True
+
+
+def _as_written(unit: Unit, number: float | None) -> bool:
+    """Whether a number is the unit's ground truth as written: rounded to the decimals the ground truth
+    states, and whole where the ground truth is a whole number (a count of 9 is not 9.12 hours)."""
+    if unit.kind is not UnitKind.NUMBER:
+        return True
+    if number is None:
+        return False
+    gt = unit.gt
+    noise = FLOAT_NOISE * max(1.0, abs(float(gt)))
+    half_step = 0.0 if isinstance(gt, int) else 0.5 * 10.0 ** -stated_decimals(gt)
+    return abs(number - gt) <= half_step + noise
 
 
 def _inner_field(unit: Unit, node: Node) -> Node | None:
