@@ -160,6 +160,20 @@ def test_dates_and_date_ranges_however_written() -> None:
     )
 
 
+def test_date_times_however_written() -> None:
+    """A `T` or a space, zero seconds, a fraction of the last stated second and a UTC designator write
+    the same instant; another minute or hour does not."""
+    origin = _unit(UnitKind.LABEL, "2004-12-26T00:58:50")
+    assert _verdict(origin, "2004-12-26T00:58:50Z") is Verdict.CORRECT
+    assert _verdict(origin, "2004-12-26 00:58:50.342 UTC") is Verdict.CORRECT
+    assert _verdict(origin, "2004-12-26T00:00:00Z") is Verdict.INCORRECT
+    window = _unit(UnitKind.LABEL, "2023-03-12T00:00 to 2023-03-13T10:00")
+    assert _verdict(window, "2023-03-12 00:00:00 to 2023-03-13 10:00 GMT") is Verdict.CORRECT
+    assert _verdict(window, "2023-03-12 00:00 to 2023-03-13 11:00") is Verdict.INCORRECT
+    peaks = _unit(UnitKind.SET, "2017-10-15T16:00")
+    assert _verdict(peaks, ["2017-10-11T07:00Z", "2017-10-15T16:00+00:00"]) is Verdict.CORRECT
+
+
 def test_orderings_in_sequence() -> None:
     unit = _unit(UnitKind.ORDERING, ["timing", "accumulation", "damage"])
     assert _verdict(unit, ["Timing", "accumulation", "damage"]) is Verdict.CORRECT
