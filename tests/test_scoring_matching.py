@@ -99,6 +99,8 @@ def test_coarser_rounding_is_accepted_for_precision_tolerances_only() -> None:
         ("yes", True),
         ("PASS: normalized runoff index exceeds 1", True),
         ("rejected: the 0.45 m inverse-barometer share is small", False),
+        ("support", True),
+        ("reject: peak wind stays below the cutoff", False),
         ("4 countries affected (pass)", True),
         ({"values": {"n": 3}, "gate_passed": False}, False),
         ({"supported": True, "evidence_path": "data/event_reports/r.json"}, True),

@@ -9,7 +9,8 @@ Rules, by unit kind:
   is the scale the ground truth counts in (`30` for `"30 million tons"`). A value off by exactly
   x100 (percent for fraction or back) is NOT accepted: the task names the scale (`_pct`,
   `_fraction`, `_share`) and the other scale is a different number; the result says so in its reason.
-- flag / test: booleans, or strings whose first word is yes/no/true/false/pass/fail (and inflections).
+- flag / test: booleans, or strings whose first word is yes/no/true/false/pass/fail/support/reject
+  (and inflections).
   Numbers 0/1 are not read as booleans: a count of 1 is not "true".
 - label: equal after normalisation (case, separators, whitespace; a date-time with `T` or a space,
   with or without zero seconds, a fraction of the last second or a UTC designator), or equal to one
@@ -38,7 +39,20 @@ from loaders.tolerances import is_number
 VALUE_KEYS = ("value", "val", "score", "result", "estimate", "amount", "computed_value", "computed")
 """Keys under which a submitted object carries its number (`{"value": 17, "unit": "days"}`)."""
 TRUE_WORDS = frozenset(
-    {"true", "yes", "y", "pass", "passed", "passes", "met", "satisfied", "supports", "supported", "confirmed"}
+    {
+        "true",
+        "yes",
+        "y",
+        "pass",
+        "passed",
+        "passes",
+        "met",
+        "satisfied",
+        "support",
+        "supports",
+        "supported",
+        "confirmed",
+    }
 )
 FALSE_WORDS = frozenset(
     {
@@ -51,6 +65,7 @@ FALSE_WORDS = frozenset(
         "not",
         "unmet",
         "none",
+        "reject",
         "rejects",
         "rejected",
         "unsupported",
