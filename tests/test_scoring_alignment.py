@@ -153,6 +153,15 @@ def test_a_record_field_matches_the_list_item_named_like_it() -> None:
     }
 
 
+def test_a_numeric_answer_is_the_one_top_level_score() -> None:
+    """A ground truth whose `answer` is the computed score: the prompt calls it `score` or `total_score`;
+    with two top-level scores, which one answers is not known."""
+    answer = {"component_scores": {"heat_core": 6}, "total_score": 19, "class_label": "x"}
+    assert _aligned({"answer": 19}, answer)["answer"] == ("total_score", 19, "answer score")
+    assert _verdicts({"answer": 92.0, "tolerance": 0.1}, {"score": 83.9})["answer"] is Verdict.INCORRECT
+    assert _aligned({"answer": 19}, {"heat_score": 19, "dry_score": 5})["answer"][0] is None
+
+
 def test_the_answer_under_another_top_level_name_and_inside_an_object() -> None:
     found = _aligned({"answer": "point_dry_heat"}, {"mechanism_ruling": "point_dry_heat"})
     assert found["answer"][2] == "answer field"

@@ -15,7 +15,8 @@ in a field. A unit is aligned to the submitted field that best matches its path:
    in names must agree), of a compatible type, not named exactly like another unit (that field is the
    other unit's), and under the field named like the unit's parent when the submission has one;
    for the task's top-level `answer` label, last, a top-level field the prompt may call the answer
-   (`diagnosis`, `final_label`, ...);
+   (`diagnosis`, `final_label`, ...), and for a numeric `answer`, the one top-level score (`score`,
+   `total_score`);
 2. each candidate scores by how much of the unit's path it sits under, in order (a weighted longest
    common subsequence of path steps: same parent names, list items with the same identifying value,
    the same position among items that carry no name); a candidate inside the item of *another*
@@ -302,9 +303,13 @@ class Aligner:
             for node in self.index.by_joined.get(name, ()):
                 found.append((node, quality, 0, "similar split key"))
         found = [item for item in found if self._near_miss_allowed(item[0], parent)]
-        if found or unit.path[:1] != ("answer",) or anchor_at != 0 or unit.kind is not UnitKind.LABEL:
+        if found or unit.path[:1] != ("answer",) or anchor_at != 0:
             return found
-        return [(node, 1.0, 0, "answer field") for node in self._answer_fields()]
+        if unit.kind is UnitKind.NUMBER:
+            return [(node, 1.0, 0, "answer score") for node in self._answer_score()]
+        if unit.kind is UnitKind.LABEL:
+            return [(node, 1.0, 0, "answer field") for node in self._answer_fields()]
+        return found
 
     def _near_miss_allowed(self, node: Node, parent: list[Node]) -> bool:
         """A near-miss name may align unless its field is another unit's namesake, an echo of the
@@ -323,6 +328,18 @@ class Aligner:
             for node in self.index.nodes
             if node.parent is self.index.root and isinstance(node.value, str) and node.norm in ANSWER_ALIASES
         ]
+
+    def _answer_score(self) -> list[Node]:
+        """The one top-level score (`score`, `total_score`) of an answer whose ground truth is a number:
+        the task's computed result under the name its prompt gives it; with several, none is the answer."""
+        scores = [
+            node
+            for node in self.index.nodes
+            if node.parent is self.index.root
+            and node.number is not None
+            and (node.norm == "score" or node.norm.endswith("_score"))
+        ]
+        return scores if len(scores) == 1 else []
 
     def _fuzzy_names(self, key: str) -> list[tuple[float, str]]:
         """Submitted names holding every word of `key` (FUZZY_MIN_COVERAGE is 1), with their similarity."""
