@@ -157,6 +157,9 @@ def test_dates_and_date_ranges_however_written() -> None:
     assert _verdict(window, "2010-09-01 through 2010-10-16") is Verdict.CORRECT
     assert _verdict(window, "2010-09-01 to 2010-10-17") is Verdict.INCORRECT
     assert _verdict(_unit(UnitKind.LABEL, "2022-08-07"), "YYYY-MM-DD") is Verdict.INCORRECT
+    window_end = _unit(UnitKind.SET, "2021-07-01")  # a window's dates as a set: a range holds both
+    assert _verdict(window_end, "2021-06-25 to 2021-07-01") is Verdict.CORRECT
+    assert _verdict(window_end, "2021-06-25 to 2021-07-02") is Verdict.INCORRECT
     assert _verdict(_unit(UnitKind.LABEL, "2017-08-14"), "2017-08-14 (antecedent from 2017-07-01)") is (
         Verdict.CORRECT
     )

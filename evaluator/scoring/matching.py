@@ -19,7 +19,8 @@ Rules, by unit kind:
   words. File paths compare by their package-relative path or, file names being unique in a package,
   by file name.
 - ordering: the same sequence of normalised labels.
-- set member: the member is among the submitted list's items (or an object's keys / names).
+- set member: the member is among the submitted list's items (or an object's keys / names, or the
+  dates of a submitted date range).
 - text: not matched here; judge-required.
 """
 
@@ -359,7 +360,7 @@ def _match_boolean(unit: Unit, submitted: Any) -> Match:
 
 def _match_label(unit: Unit, submitted: Any) -> Match:
     gt = str(unit.gt)
-    if _DATE.search(gt) and _DATE_JOINER.fullmatch(_DATE.sub(" ", gt)):
+    if _is_dates(gt):
         return _match_dates(gt, submitted)
     text = submitted if isinstance(submitted, str | int | float) and not isinstance(submitted, bool) else None
     text = _scalar_of(submitted) if text is None else text
@@ -389,6 +390,11 @@ def _label_form(value: Any) -> str:
 def _timestamp(found: re.Match[str]) -> str:
     seconds = found.group(3) or ""
     return f"{found.group(1)}T{found.group(2)}{'' if seconds == ':00' else seconds}"
+
+
+def _is_dates(text: str) -> bool:
+    """Whether a text is a date or a date range and nothing else (`2010-09-01_to_2010-10-16`)."""
+    return bool(_DATE.search(text)) and bool(_DATE_JOINER.fullmatch(_DATE.sub(" ", text)))
 
 
 def _match_dates(gt: str, submitted: Any) -> Match:
@@ -510,6 +516,9 @@ def _items(submitted: Any) -> list[str]:
     if isinstance(submitted, dict):
         keys = [normalize_label(key) for key in submitted]
         return keys + [_label_form(value) for value in submitted.values() if isinstance(value, str)]
+    if isinstance(submitted, str) and _is_dates(submitted):
+        # a date range (`2021-06-25 to 2021-07-01`) holds both its dates
+        return [_label_form(date) for date in _DATE.findall(submitted)]
     if isinstance(submitted, str):
         return [_label_form(part) for part in re.split(r"\s*(?:[,;|]|->|→|>)\s*", submitted) if part]
     if not isinstance(submitted, list):
