@@ -137,6 +137,35 @@ def test_a_common_value_is_found_in_its_container_only_as_written() -> None:
     assert _aligned(primary, {"sequence": {"events": 9}})["sequence.event_count"][0] == "sequence.events"
 
 
+def test_a_row_is_not_an_item_named_with_none_of_its_words() -> None:
+    """Rows the agent names itself: `max_wind_speed_kmh` may stand for `maximum_wind_kmh`; the first item
+    `duration_days` is not every row, nor is any item the row because its value happens to be right."""
+    primary = {
+        "anchors": [
+            {"name": "record_duration_days", "value": 36},
+            {"name": "maximum_wind_kmh", "value": 250},
+            {"name": "matching_catalog_events", "value": 0},
+        ]
+    }
+    answer = {
+        "anchors": [
+            {"name": "duration_days", "value": 36},
+            {"name": "max_wind_speed_kmh", "value": 250},
+            {"name": "radar_scene_count", "value": 0},
+        ]
+    }
+    found = _aligned(primary, answer)
+    assert found["anchors[name=record_duration_days].value"][:2] == ("anchors.0.value", 36)
+    assert found["anchors[name=maximum_wind_kmh].value"][:2] == ("anchors.1.value", 250)
+    assert found["anchors[name=matching_catalog_events].value"][0] is None
+    assert (
+        _aligned(primary, {"anchors": [{"name": "duration_days", "value": 36}]})[
+            "anchors[name=maximum_wind_kmh].value"
+        ][0]
+        is None
+    )
+
+
 def test_a_specific_number_written_in_a_sentence() -> None:
     answer = {"summary": "GPM peaks at 484.25 mm on 2021-07-20, CHIRPS at 307.6 mm."}
     found = _aligned({"precip": {"gpm_max_mm": 484.25}}, answer)

@@ -20,7 +20,9 @@ in a field. A unit is aligned to the submitted field that best matches its path:
 2. each candidate scores by how much of the unit's path it sits under, in order (a weighted longest
    common subsequence of path steps: same parent names, list items with the same identifying value,
    the same position among items that carry no name); a candidate inside the item of *another*
-   ground-truth row is excluded, and a one-word key (`start`, `mean`) needs some of its path to agree;
+   ground-truth row is excluded, and so is one inside an item of the row's list named with none of the
+   row's words (the agent's own row names), and a one-word key (`start`, `mean`) needs some of its path
+   to agree;
 3. the best candidate wins; among equally good ones, the one holding a right value; an object found
    for a label or number gives the field inside it that holds the value (`{"classification": x}`);
 4. with no candidate by name, the value itself is looked for: anywhere when it is too specific to
@@ -372,6 +374,7 @@ class Aligner:
     ) -> tuple[Node, str] | None:
         own_rows = {step.value for step in unit.path if isinstance(step, Selector)}
         foreign = self.row_ids - own_rows
+        lists = _row_lists(unit)
         # a one-word key (`start`, `mean`) says little alone: it must sit under something of its path
         loose = "_" not in normalize_label(unit.key) and bool(scope)
         ranked: list[tuple[float, Node, str]] = []
@@ -380,6 +383,8 @@ class Aligner:
                 continue
             chain = node.ancestors()
             if foreign and _inside_rows(chain, foreign, own_rows):
+                continue
+            if lists and _named_otherwise(chain, lists):
                 continue
             context = scope[: len(scope) - covered] if covered else scope
             fit = _path_fit(context, node.steps())
@@ -615,6 +620,26 @@ def _step_fit(wanted: Any, step: tuple[str, Any, frozenset[str]]) -> float:
         similarity = _similarity(set(_tokens(wanted)), _tokens(name))
         return 0.5 if similarity is not None else 0.0
     return 0.0
+
+
+def _row_lists(unit: Unit) -> dict[str, Selector]:
+    """The lists a unit's path picks a row of, by name: `anchors[name=x].value` -> anchors: [name=x]."""
+    steps = unit.path
+    return {
+        normalize_label(steps[at - 1]): step
+        for at, step in enumerate(steps)
+        if isinstance(step, Selector) and at > 0 and isinstance(steps[at - 1], str)
+    }
+
+
+def _named_otherwise(chain: list[Node], lists: dict[str, Selector]) -> bool:
+    """Whether a candidate sits in an item of one of the unit's row lists named with none of the row's
+    words: the row `maximum_wind_kmh` may be `{"name": "max_wind_speed_kmh"}`, never `{"name": "days"}`."""
+    for node in chain:
+        row = lists.get(node.parent.norm) if isinstance(node.key, int) and node.parent else None
+        if row is not None and node.ids and not any(_tokens(row.value) & _tokens(name) for name in node.ids):
+            return True
+    return False
 
 
 def _inside_rows(chain: list[Node], foreign: set[str], own: set[str]) -> bool:
