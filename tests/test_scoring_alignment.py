@@ -126,6 +126,46 @@ def test_value_search_for_distinctive_values_and_within_the_container() -> None:
     assert found["totals.wet_days"][0] == "totals.rainy_days"
 
 
+def test_a_common_value_is_found_in_its_container_only_as_written() -> None:
+    """A count of 9 is not the 9.12 hours beside it, nor a share of 1.0 the 0.93 of another score:
+    nearness does not tell which field a common value is; equality at the stated precision does."""
+    primary = {"sequence": {"event_count": 9, "share": 1.0, "peak_share": 0.3}}
+    answer = {"sequence": {"gap_hours": 9.12, "wind_score": 0.93, "peak_fraction": 0.304}}
+    found = _aligned(primary, answer)
+    assert found["sequence.event_count"][0] is None and found["sequence.share"][0] is None
+    assert found["sequence.peak_share"][:3] == ("sequence.peak_fraction", 0.304, "value search")
+    assert _aligned(primary, {"sequence": {"events": 9}})["sequence.event_count"][0] == "sequence.events"
+
+
+def test_a_row_is_not_an_item_named_with_none_of_its_words() -> None:
+    """Rows the agent names itself: `max_wind_speed_kmh` may stand for `maximum_wind_kmh`; the first item
+    `duration_days` is not every row, nor is any item the row because its value happens to be right."""
+    primary = {
+        "anchors": [
+            {"name": "record_duration_days", "value": 36},
+            {"name": "maximum_wind_kmh", "value": 250},
+            {"name": "matching_catalog_events", "value": 0},
+        ]
+    }
+    answer = {
+        "anchors": [
+            {"name": "duration_days", "value": 36},
+            {"name": "max_wind_speed_kmh", "value": 250},
+            {"name": "radar_scene_count", "value": 0},
+        ]
+    }
+    found = _aligned(primary, answer)
+    assert found["anchors[name=record_duration_days].value"][:2] == ("anchors.0.value", 36)
+    assert found["anchors[name=maximum_wind_kmh].value"][:2] == ("anchors.1.value", 250)
+    assert found["anchors[name=matching_catalog_events].value"][0] is None
+    assert (
+        _aligned(primary, {"anchors": [{"name": "duration_days", "value": 36}]})[
+            "anchors[name=maximum_wind_kmh].value"
+        ][0]
+        is None
+    )
+
+
 def test_a_specific_number_written_in_a_sentence() -> None:
     answer = {"summary": "GPM peaks at 484.25 mm on 2021-07-20, CHIRPS at 307.6 mm."}
     found = _aligned({"precip": {"gpm_max_mm": 484.25}}, answer)
@@ -140,6 +180,15 @@ def test_a_record_field_matches_the_list_item_named_like_it() -> None:
         "row_results.burst": Verdict.CORRECT,
         "row_results.loading": Verdict.CORRECT,
     }
+
+
+def test_a_numeric_answer_is_the_one_top_level_score() -> None:
+    """A ground truth whose `answer` is the computed score: the prompt calls it `score` or `total_score`;
+    with two top-level scores, which one answers is not known."""
+    answer = {"component_scores": {"heat_core": 6}, "total_score": 19, "class_label": "x"}
+    assert _aligned({"answer": 19}, answer)["answer"] == ("total_score", 19, "answer score")
+    assert _verdicts({"answer": 92.0, "tolerance": 0.1}, {"score": 83.9})["answer"] is Verdict.INCORRECT
+    assert _aligned({"answer": 19}, {"heat_score": 19, "dry_score": 5})["answer"][0] is None
 
 
 def test_the_answer_under_another_top_level_name_and_inside_an_object() -> None:

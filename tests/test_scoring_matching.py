@@ -99,6 +99,8 @@ def test_coarser_rounding_is_accepted_for_precision_tolerances_only() -> None:
         ("yes", True),
         ("PASS: normalized runoff index exceeds 1", True),
         ("rejected: the 0.45 m inverse-barometer share is small", False),
+        ("support", True),
+        ("reject: peak wind stays below the cutoff", False),
         ("4 countries affected (pass)", True),
         ({"values": {"n": 3}, "gate_passed": False}, False),
         ({"supported": True, "evidence_path": "data/event_reports/r.json"}, True),
@@ -155,9 +157,26 @@ def test_dates_and_date_ranges_however_written() -> None:
     assert _verdict(window, "2010-09-01 through 2010-10-16") is Verdict.CORRECT
     assert _verdict(window, "2010-09-01 to 2010-10-17") is Verdict.INCORRECT
     assert _verdict(_unit(UnitKind.LABEL, "2022-08-07"), "YYYY-MM-DD") is Verdict.INCORRECT
+    window_end = _unit(UnitKind.SET, "2021-07-01")  # a window's dates as a set: a range holds both
+    assert _verdict(window_end, "2021-06-25 to 2021-07-01") is Verdict.CORRECT
+    assert _verdict(window_end, "2021-06-25 to 2021-07-02") is Verdict.INCORRECT
     assert _verdict(_unit(UnitKind.LABEL, "2017-08-14"), "2017-08-14 (antecedent from 2017-07-01)") is (
         Verdict.CORRECT
     )
+
+
+def test_date_times_however_written() -> None:
+    """A `T` or a space, zero seconds, a fraction of the last stated second and a UTC designator write
+    the same instant; another minute or hour does not."""
+    origin = _unit(UnitKind.LABEL, "2004-12-26T00:58:50")
+    assert _verdict(origin, "2004-12-26T00:58:50Z") is Verdict.CORRECT
+    assert _verdict(origin, "2004-12-26 00:58:50.342 UTC") is Verdict.CORRECT
+    assert _verdict(origin, "2004-12-26T00:00:00Z") is Verdict.INCORRECT
+    window = _unit(UnitKind.LABEL, "2023-03-12T00:00 to 2023-03-13T10:00")
+    assert _verdict(window, "2023-03-12 00:00:00 to 2023-03-13 10:00 GMT") is Verdict.CORRECT
+    assert _verdict(window, "2023-03-12 00:00 to 2023-03-13 11:00") is Verdict.INCORRECT
+    peaks = _unit(UnitKind.SET, "2017-10-15T16:00")
+    assert _verdict(peaks, ["2017-10-11T07:00Z", "2017-10-15T16:00+00:00"]) is Verdict.CORRECT
 
 
 def test_orderings_in_sequence() -> None:

@@ -174,6 +174,15 @@ def test_precision_tolerance_is_one_unit_of_the_last_decimal_with_a_relative_flo
     assert abs(precision_tolerance(4.428428).value - 0.002 * 4.428428) < 1e-12
 
 
+def test_a_decimal_written_with_a_zero_decimal_is_not_a_whole_number() -> None:
+    """`1.0` states one decimal: a component score of 1.0 is not matched by 0.7, as a count of 1 would
+    be by 1.4; a whole number written in a string (`15 days`) stays exact to the unit."""
+    assert stated_decimals(1.0) == 1 and stated_decimals(100.0) == 1 and stated_decimals(1e20) == 0
+    units = _units({"score": 1.0, "count": 9, "window": "15 days", "depth": "2.0 m"})
+    assert abs(units["score"].tolerance - 0.1) < 1e-12 and units["count"].tolerance == 0.5
+    assert units["window"].tolerance == 0.5 and abs(units["depth"].tolerance - 0.1) < 1e-12
+
+
 def test_the_whole_number_class_applies_to_whole_numbers_only() -> None:
     table = task_table({"tolerances": {"integer_fields": 0}, "primary_gt": {}})
     assert table.lookup("hot_hours", 12).value == 0

@@ -38,6 +38,13 @@ scorer (task, system: what the judge did; what is right; paper U vs ours at the 
 - CSX-140_Q2, qwen-3-7-plus: the six variable scores on a 0-10 scale where the task's are on 0-1,
   a scale error like percent for fraction (91 vs 53).
 - CSX-129_Q1, qwen-3-7-plus: three of the five row outcomes reversed (85.7 vs 33.3).
+- CSX-249_Q1, kimi-k2-5: all five component scores off (0.85, 0.95, 0.8, 0.75, 0.6 for 1.0, 0.973,
+  1.0, 1.0, 1.0), the priority index 81.3 for 99.3, and none of the three impact-chain steps; only the
+  label is right (71.4 vs 10).
+- CSX-096_Q1, claude-fable-5: `core_metrics` are the task's value lists (rain multiples 3.43, 2.9,
+  8.26, 6.9, 6.0; window 109, 79, 91, 0.725, 0.835; ...); the answer gives one flag or number each
+  (disruption 1, flood 1, local_spread 1, rain_mult 1.351, window 109) and none of the six rejected
+  frames (90 vs 0).
 - The other way, CSX-114_Q2, gpt-4o: peak hourly rain, gust and minimum pressure are right
   (found by value in its ledger), the labels wrong; the judge gives 18.75 (ours 60).
 

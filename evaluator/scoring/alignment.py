@@ -15,17 +15,21 @@ in a field. A unit is aligned to the submitted field that best matches its path:
    in names must agree), of a compatible type, not named exactly like another unit (that field is the
    other unit's), and under the field named like the unit's parent when the submission has one;
    for the task's top-level `answer` label, last, a top-level field the prompt may call the answer
-   (`diagnosis`, `final_label`, ...);
+   (`diagnosis`, `final_label`, ...), and for a numeric `answer`, the one top-level score (`score`,
+   `total_score`);
 2. each candidate scores by how much of the unit's path it sits under, in order (a weighted longest
    common subsequence of path steps: same parent names, list items with the same identifying value,
    the same position among items that carry no name); a candidate inside the item of *another*
-   ground-truth row is excluded, and a one-word key (`start`, `mean`) needs some of its path to agree;
+   ground-truth row is excluded, and so is one inside an item of the row's list named with none of the
+   row's words (the agent's own row names), and a one-word key (`start`, `mean`) needs some of its path
+   to agree;
 3. the best candidate wins; among equally good ones, the one holding a right value; an object found
    for a label or number gives the field inside it that holds the value (`{"classification": x}`);
 4. with no candidate by name, the value itself is looked for: anywhere when it is too specific to
    coincide (a number of three or more significant digits, a label of two or more words), otherwise
-   only among the fields of the container the unit belongs to; a specific number may also be written
-   inside a sentence (`"peak 484.25 mm at the coast"`). Such an alignment is marked `by_value`.
+   only among the fields of the container the unit belongs to, and there a number only as the ground
+   truth writes it (rounded to its decimals; whole for a whole number); a specific number may also be
+   written inside a sentence (`"peak 484.25 mm at the coast"`). Such an alignment is marked `by_value`.
 
 The submission is indexed once (`SubmissionIndex`), with caps on depth, size and string length, so a
 hostile answer costs bounded time and memory.
@@ -43,7 +47,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from evaluator.scoring.matching import as_number, is_correct, numbers_in_text, significant_digits
-from evaluator.scoring.tolerances import name_tokens
+from evaluator.scoring.tolerances import FLOAT_NOISE, name_tokens, stated_decimals
 from evaluator.scoring.units import ID_FIELDS, METADATA_KEYS, Selector, Unit, UnitKind, normalize_label
 
 MAX_DEPTH = 40
@@ -301,9 +305,13 @@ class Aligner:
             for node in self.index.by_joined.get(name, ()):
                 found.append((node, quality, 0, "similar split key"))
         found = [item for item in found if self._near_miss_allowed(item[0], parent)]
-        if found or unit.path[:1] != ("answer",) or anchor_at != 0 or unit.kind is not UnitKind.LABEL:
+        if found or unit.path[:1] != ("answer",) or anchor_at != 0:
             return found
-        return [(node, 1.0, 0, "answer field") for node in self._answer_fields()]
+        if unit.kind is UnitKind.NUMBER:
+            return [(node, 1.0, 0, "answer score") for node in self._answer_score()]
+        if unit.kind is UnitKind.LABEL:
+            return [(node, 1.0, 0, "answer field") for node in self._answer_fields()]
+        return found
 
     def _near_miss_allowed(self, node: Node, parent: list[Node]) -> bool:
         """A near-miss name may align unless its field is another unit's namesake, an echo of the
@@ -322,6 +330,18 @@ class Aligner:
             for node in self.index.nodes
             if node.parent is self.index.root and isinstance(node.value, str) and node.norm in ANSWER_ALIASES
         ]
+
+    def _answer_score(self) -> list[Node]:
+        """The one top-level score (`score`, `total_score`) of an answer whose ground truth is a number:
+        the task's computed result under the name its prompt gives it; with several, none is the answer."""
+        scores = [
+            node
+            for node in self.index.nodes
+            if node.parent is self.index.root
+            and node.number is not None
+            and (node.norm == "score" or node.norm.endswith("_score"))
+        ]
+        return scores if len(scores) == 1 else []
 
     def _fuzzy_names(self, key: str) -> list[tuple[float, str]]:
         """Submitted names holding every word of `key` (FUZZY_MIN_COVERAGE is 1), with their similarity."""
@@ -354,6 +374,7 @@ class Aligner:
     ) -> tuple[Node, str] | None:
         own_rows = {step.value for step in unit.path if isinstance(step, Selector)}
         foreign = self.row_ids - own_rows
+        lists = _row_lists(unit)
         # a one-word key (`start`, `mean`) says little alone: it must sit under something of its path
         loose = "_" not in normalize_label(unit.key) and bool(scope)
         ranked: list[tuple[float, Node, str]] = []
@@ -362,6 +383,8 @@ class Aligner:
                 continue
             chain = node.ancestors()
             if foreign and _inside_rows(chain, foreign, own_rows):
+                continue
+            if lists and _named_otherwise(chain, lists):
                 continue
             context = scope[: len(scope) - covered] if covered else scope
             fit = _path_fit(context, node.steps())
@@ -391,7 +414,8 @@ class Aligner:
             near = bool(scope) and node.parent is not None and _parent_fit(scope[-1], node.parent) >= 1.0
             if not (distinctive or near):
                 continue
-            if is_correct(unit, node.value):
+            # a common value found by itself must be the ground truth as written, not merely near it
+            if is_correct(unit, node.value) and (distinctive or _as_written(unit, node.number)):
                 ranked.append((_path_fit(scope, node.steps()), -node.order, node))
         if not ranked:
             return self._stated_in_text(unit, scope, space) if distinctive else Alignment()
@@ -422,6 +446,19 @@ def _compatible(unit: Unit, value: Any) -> bool:
     if unit.kind is UnitKind.NUMBER:
         return not isinstance(value, bool)
     return True
+
+
+def _as_written(unit: Unit, number: float | None) -> bool:
+    """Whether a number is the unit's ground truth as written: rounded to the decimals the ground truth
+    states, and whole where the ground truth is a whole number (a count of 9 is not 9.12 hours)."""
+    if unit.kind is not UnitKind.NUMBER:
+        return True
+    if number is None:
+        return False
+    gt = unit.gt
+    noise = FLOAT_NOISE * max(1.0, abs(float(gt)))
+    half_step = 0.0 if isinstance(gt, int) else 0.5 * 10.0 ** -stated_decimals(gt)
+    return abs(number - gt) <= half_step + noise
 
 
 def _inner_field(unit: Unit, node: Node) -> Node | None:
@@ -583,6 +620,26 @@ def _step_fit(wanted: Any, step: tuple[str, Any, frozenset[str]]) -> float:
         similarity = _similarity(set(_tokens(wanted)), _tokens(name))
         return 0.5 if similarity is not None else 0.0
     return 0.0
+
+
+def _row_lists(unit: Unit) -> dict[str, Selector]:
+    """The lists a unit's path picks a row of, by name: `anchors[name=x].value` -> anchors: [name=x]."""
+    steps = unit.path
+    return {
+        normalize_label(steps[at - 1]): step
+        for at, step in enumerate(steps)
+        if isinstance(step, Selector) and at > 0 and isinstance(steps[at - 1], str)
+    }
+
+
+def _named_otherwise(chain: list[Node], lists: dict[str, Selector]) -> bool:
+    """Whether a candidate sits in an item of one of the unit's row lists named with none of the row's
+    words: the row `maximum_wind_kmh` may be `{"name": "max_wind_speed_kmh"}`, never `{"name": "days"}`."""
+    for node in chain:
+        row = lists.get(node.parent.norm) if isinstance(node.key, int) and node.parent else None
+        if row is not None and node.ids and not any(_tokens(row.value) & _tokens(name) for name in node.ids):
+            return True
+    return False
 
 
 def _inside_rows(chain: list[Node], foreign: set[str], own: set[str]) -> bool:

@@ -9,14 +9,18 @@ Rules, by unit kind:
   is the scale the ground truth counts in (`30` for `"30 million tons"`). A value off by exactly
   x100 (percent for fraction or back) is NOT accepted: the task names the scale (`_pct`,
   `_fraction`, `_share`) and the other scale is a different number; the result says so in its reason.
-- flag / test: booleans, or strings whose first word is yes/no/true/false/pass/fail (and inflections).
+- flag / test: booleans, or strings whose first word is yes/no/true/false/pass/fail/support/reject
+  (and inflections).
   Numbers 0/1 are not read as booleans: a count of 1 is not "true".
-- label: equal after normalisation (case, separators, whitespace), or equal to one of the ground
-  truth's acceptable variants, or stated verbatim as a whole phrase inside a longer submitted string
-  (`"compound_heat_water_stress: persistent ..."`) when the label has at least two words. File paths
-  compare by their package-relative path or, file names being unique in a package, by file name.
+- label: equal after normalisation (case, separators, whitespace; a date-time with `T` or a space,
+  with or without zero seconds, a fraction of the last second or a UTC designator), or equal to one
+  of the ground truth's acceptable variants, or stated verbatim as a whole phrase inside a longer
+  submitted string (`"compound_heat_water_stress: persistent ..."`) when the label has at least two
+  words. File paths compare by their package-relative path or, file names being unique in a package,
+  by file name.
 - ordering: the same sequence of normalised labels.
-- set member: the member is among the submitted list's items (or an object's keys / names).
+- set member: the member is among the submitted list's items (or an object's keys / names, or the
+  dates of a submitted date range).
 - text: not matched here; judge-required.
 """
 
@@ -36,7 +40,20 @@ from loaders.tolerances import is_number
 VALUE_KEYS = ("value", "val", "score", "result", "estimate", "amount", "computed_value", "computed")
 """Keys under which a submitted object carries its number (`{"value": 17, "unit": "days"}`)."""
 TRUE_WORDS = frozenset(
-    {"true", "yes", "y", "pass", "passed", "passes", "met", "satisfied", "supports", "supported", "confirmed"}
+    {
+        "true",
+        "yes",
+        "y",
+        "pass",
+        "passed",
+        "passes",
+        "met",
+        "satisfied",
+        "support",
+        "supports",
+        "supported",
+        "confirmed",
+    }
 )
 FALSE_WORDS = frozenset(
     {
@@ -49,6 +66,7 @@ FALSE_WORDS = frozenset(
         "not",
         "unmet",
         "none",
+        "reject",
         "rejects",
         "rejected",
         "unsupported",
@@ -114,6 +132,10 @@ _DATE_OR_TIME = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?|\b
 _SCALE_WORD = re.compile(r"\s*(thousand|million|billion|trillion)\b", re.IGNORECASE)
 _SCALE_NAME = re.compile(r"thousand|million|billion|trillion", re.IGNORECASE)
 _ANY_NUMBER = re.compile(r"(?<![\w.])[-−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w.])")
+_TIMESTAMP = re.compile(
+    r"(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2})(:\d{2})?(?:\.\d+)?(?:\s*(?:Z|UTC|GMT|\+00:?00)(?![\w:]))?",
+    re.IGNORECASE,
+)
 _DATE_JOINER = re.compile(r"[\s/_\-–—]*(?:(?:to|through|until|and)[\s/_\-–—]*)?")
 """What may stand between the dates of a date range: `2010-09-01_to_2010-10-16`, `2021-07-17/2021-07-23`."""
 _REPOSITORY_PREFIX = re.compile(r"^.*?/packages/CSX-\d+/")
@@ -338,7 +360,7 @@ def _match_boolean(unit: Unit, submitted: Any) -> Match:
 
 def _match_label(unit: Unit, submitted: Any) -> Match:
     gt = str(unit.gt)
-    if _DATE.search(gt) and _DATE_JOINER.fullmatch(_DATE.sub(" ", gt)):
+    if _is_dates(gt):
         return _match_dates(gt, submitted)
     text = submitted if isinstance(submitted, str | int | float) and not isinstance(submitted, bool) else None
     text = _scalar_of(submitted) if text is None else text
@@ -346,8 +368,8 @@ def _match_label(unit: Unit, submitted: Any) -> Match:
         return _verdict(False, "label", f"not a label: {_brief(submitted)}")
     if _is_path(gt):
         return _verdict(_same_path(gt, str(text)), "path")
-    expected = [normalize_label(gt), *(normalize_label(variant) for variant in unit.variants)]
-    given = normalize_label(text)
+    expected = [_label_form(gt), *(_label_form(variant) for variant in unit.variants)]
+    given = _label_form(text)
     if given in expected:
         return _verdict(True, "label" if given == expected[0] else "label variant")
     if any(_opens_with(given, label) for label in expected):
@@ -355,6 +377,24 @@ def _match_label(unit: Unit, submitted: Any) -> Match:
     if any(_qualified(given, label) for label in expected):
         return _verdict(True, "label with qualifiers")
     return _verdict(False, "label", f"{_brief(text)} is not {gt!r}")
+
+
+def _label_form(value: Any) -> str:
+    """A label in canonical form (`normalize_label`), its date-times written one way: `T` between date
+    and time, no zero seconds, no fraction of the last second stated, no UTC designator
+    (`2004-12-26 00:58:50Z` and `2004-12-26T00:58:50.342` are `2004-12-26T00:58:50`)."""
+    text = value if isinstance(value, str) else str(value)
+    return normalize_label(_TIMESTAMP.sub(_timestamp, text) if ":" in text else text)
+
+
+def _timestamp(found: re.Match[str]) -> str:
+    seconds = found.group(3) or ""
+    return f"{found.group(1)}T{found.group(2)}{'' if seconds == ':00' else seconds}"
+
+
+def _is_dates(text: str) -> bool:
+    """Whether a text is a date or a date range and nothing else (`2010-09-01_to_2010-10-16`)."""
+    return bool(_DATE.search(text)) and bool(_DATE_JOINER.fullmatch(_DATE.sub(" ", text)))
 
 
 def _match_dates(gt: str, submitted: Any) -> Match:
@@ -475,9 +515,12 @@ def _items(submitted: Any) -> list[str]:
     text values: `{"start": "2019-09-01", ...}` holds the date)."""
     if isinstance(submitted, dict):
         keys = [normalize_label(key) for key in submitted]
-        return keys + [normalize_label(value) for value in submitted.values() if isinstance(value, str)]
+        return keys + [_label_form(value) for value in submitted.values() if isinstance(value, str)]
+    if isinstance(submitted, str) and _is_dates(submitted):
+        # a date range (`2021-06-25 to 2021-07-01`) holds both its dates
+        return [_label_form(date) for date in _DATE.findall(submitted)]
     if isinstance(submitted, str):
-        return [normalize_label(part) for part in re.split(r"\s*(?:[,;|]|->|→|>)\s*", submitted) if part]
+        return [_label_form(part) for part in re.split(r"\s*(?:[,;|]|->|→|>)\s*", submitted) if part]
     if not isinstance(submitted, list):
         return []
     items: list[str] = []
@@ -485,7 +528,7 @@ def _items(submitted: Any) -> list[str]:
         if isinstance(item, dict):
             item = _item_name(item)
         if isinstance(item, str | int | float) and not isinstance(item, bool):
-            items.append(normalize_label(item))
+            items.append(_label_form(item))
     return items
 
 
@@ -500,7 +543,7 @@ def _item_name(item: dict[str, Any]) -> Any:
 
 
 def _match_ordering(unit: Unit, submitted: Any) -> Match:
-    expected = [normalize_label(item) for item in unit.gt]
+    expected = [_label_form(item) for item in unit.gt]
     given = _items(submitted)
     if not given:
         return _verdict(False, "ordering", f"not a list: {_brief(submitted)}")
@@ -511,11 +554,11 @@ def _match_member(unit: Unit, submitted: Any) -> Match:
     if _is_path(str(unit.gt)):
         found = any(_same_path(str(unit.gt), text) for text in _texts(submitted))
         return _verdict(found, "path in set", "" if found else f"{unit.gt!r} not among the submitted paths")
-    member = normalize_label(unit.gt)
+    member = _label_form(unit.gt)
     given = _items(submitted)
     if member in given:
         return _verdict(True, "set member")
-    if isinstance(submitted, str) and _opens_with(normalize_label(submitted), member):
+    if isinstance(submitted, str) and _opens_with(_label_form(submitted), member):
         return _verdict(True, "set member stated first")
     return _verdict(False, "set member", f"{unit.gt!r} not among {len(given)} items")
 

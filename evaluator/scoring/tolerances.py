@@ -98,7 +98,7 @@ def task_table(ground_truth: dict[str, Any]) -> ToleranceTable:
 
 def precision_tolerance(gt: float) -> Tolerance:
     """One unit in the last decimal the ground truth states, at least RELATIVE_FLOOR of it (33.9 -> 0.1,
-    4.428428 -> 0.0089); a whole number exactly (183 -> 0.5).
+    1.0 -> 0.1, 4.428428 -> 0.0089); a whole number exactly (183 -> 0.5).
 
     The stated precision is the author's rounding of a computed value; an agent rounding its inputs
     first lands one unit off in the last place, and that is still the same value at that precision.
@@ -111,11 +111,13 @@ def precision_tolerance(gt: float) -> Tolerance:
 
 
 def stated_decimals(value: float) -> int:
-    """How many decimals `value` is written with (shortest round-trip repr): 33.9 -> 1, 2.5e-05 -> 6."""
+    """How many decimals `value` is written with (shortest round-trip repr): 33.9 -> 1, 2.5e-05 -> 6;
+    a float states at least one (JSON `1.0` is a decimal, `1` a whole number): 1.0 -> 1, 183 -> 0."""
     if isinstance(value, int) or not math.isfinite(value):
         return 0
     mantissa, _, exponent = repr(float(value)).lower().partition("e")
-    decimals = len(mantissa.partition(".")[2].rstrip("0"))
+    _, dot, fraction = mantissa.partition(".")
+    decimals = len(fraction.rstrip("0") or "0") if dot else 0
     return max(0, decimals - int(exponent or 0))
 
 

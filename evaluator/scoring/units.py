@@ -333,12 +333,12 @@ class _Walker:
         elif word in ("true", "false"):
             self._add(path, key, UnitKind.FLAG, word == "true")
         elif quantity and _unit_suffix(quantity.group(2)):
-            self._number(path, key, float(quantity.group(1)), siblings)
+            self._number(path, key, _as_written(quantity.group(1)), siblings)
         elif named and _unit_suffix(named.group(3)):
             # `runoff_index=1.716` states a number named runoff_index; its list position carries nothing
             name = named.group(1).strip()
             parent = path[:-1] if path and isinstance(path[-1], int) else path
-            self._number((*parent, name), name, float(named.group(2).replace(",", "")), {})
+            self._number((*parent, name), name, _as_written(named.group(2)), {})
         elif _is_label(value):
             self._add(path, key, UnitKind.LABEL, value, variants=self._label_variants(path, siblings))
         else:
@@ -352,14 +352,16 @@ class _Walker:
             return _variants(siblings)
         return _variants(siblings) + self.answer_variants if path == ("answer",) else ()
 
-    def _number(self, path: tuple[PathStep, ...], key: str, value: float, siblings: dict[str, Any]) -> None:
+    def _number(
+        self, path: tuple[PathStep, ...], key: str, value: int | float, siblings: dict[str, Any]
+    ) -> None:
         if not math.isfinite(value):
             return
         beside = siblings.get("tolerance")
         if is_number(beside) and key != "tolerance":
             tolerance, source = abs(float(beside)), "gt:tolerance"
         else:
-            found = self.table.lookup(_tolerance_name(path, key), float(value))
+            found = self.table.lookup(_tolerance_name(path, key), value)
             tolerance, source = found.value, found.source
         self._add(path, key, UnitKind.NUMBER, value, tolerance=tolerance, tolerance_source=source)
 
@@ -367,6 +369,12 @@ class _Walker:
         self, path: tuple[PathStep, ...], key: str, kind: UnitKind, gt: Any, suffix: str = "", **extra: Any
     ) -> None:
         self.units.append(Unit(id=path_id(path) + suffix, path=path, key=key, kind=kind, gt=gt, **extra))
+
+
+def _as_written(text: str) -> int | float:
+    """A number as written: `15` a whole number, `15.0` a decimal (their precisions differ)."""
+    digits = text.replace(",", "")
+    return int(digits) if digits.lstrip("+-").isdigit() else float(digits)
 
 
 def _packed_pairs(value: str) -> dict[str, str] | None:
