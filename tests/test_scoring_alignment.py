@@ -65,17 +65,17 @@ def test_a_decimal_point_in_a_key_is_not_a_flattened_path() -> None:
 
 
 def test_list_items_by_identifying_field_in_any_order_or_keyed_by_it() -> None:
-    primary = {"rows": [{"row_id": "burst", "value": 1.716}, {"row_id": "loading", "value": 3.056}]}
-    reordered = {"rows": [{"row_id": "loading", "value": 3.056}, {"row_id": "burst", "value": 1.716}]}
+    primary = {"rows": [{"row_id": "burst", "value": 2.384}, {"row_id": "loading", "value": 5.127}]}
+    reordered = {"rows": [{"row_id": "loading", "value": 5.127}, {"row_id": "burst", "value": 2.384}]}
     found = _aligned(primary, reordered)
-    assert found["rows[row_id=burst].value"][:2] == ("rows.1.value", 1.716)
-    keyed = _aligned(primary, {"rows": {"burst": {"value": 1.716}, "loading": {"value": 3.056}}})
-    assert keyed["rows[row_id=loading].value"][:2] == ("rows.loading.value", 3.056)
+    assert found["rows[row_id=burst].value"][:2] == ("rows.1.value", 2.384)
+    keyed = _aligned(primary, {"rows": {"burst": {"value": 2.384}, "loading": {"value": 5.127}}})
+    assert keyed["rows[row_id=loading].value"][:2] == ("rows.loading.value", 5.127)
 
 
 def test_a_named_item_of_another_row_is_never_used() -> None:
-    primary = {"rows": [{"row_id": "burst", "value": 1.716}, {"row_id": "loading", "value": 3.056}]}
-    found = _aligned(primary, {"rows": [{"row_id": "loading", "value": 3.056}]})
+    primary = {"rows": [{"row_id": "burst", "value": 2.384}, {"row_id": "loading", "value": 5.127}]}
+    found = _aligned(primary, {"rows": [{"row_id": "loading", "value": 5.127}]})
     assert found["rows[row_id=burst].value"][0] is None
 
 
@@ -100,7 +100,7 @@ def test_a_named_items_value_is_found_under_its_name_in_another_group() -> None:
 
 def test_similar_names_need_every_word_and_the_same_numbers() -> None:
     primary = {"heat": {"tmax35_run_days": 17, "local_5d_mm": 72.2}}
-    answer = {"heat": {"longest_run_daily_Tmax_ge_35_C_days": 17, "local_15d_mm": 100.2}}
+    answer = {"heat": {"longest_run_daily_Tmax_ge_35_C_days": 17, "local_15d_mm": 118.4}}
     found = _aligned(primary, answer)
     assert found["heat.tmax35_run_days"][2] == "similar key"
     assert found["heat.local_5d_mm"][0] is None  # 5d is not 15d
@@ -119,10 +119,10 @@ def test_one_word_keys_need_some_of_their_path() -> None:
 
 
 def test_value_search_for_distinctive_values_and_within_the_container() -> None:
-    primary = {"totals": {"event_total_mm": 332.2, "wet_days": 4}}
-    answer = {"totals": {"seven_day_sum": 332.2, "rainy_days": 4}, "other": {"count": 4}}
+    primary = {"totals": {"event_total_mm": 287.6, "wet_days": 4}}
+    answer = {"totals": {"seven_day_sum": 287.6, "rainy_days": 4}, "other": {"count": 4}}
     found = _aligned(primary, answer)
-    assert found["totals.event_total_mm"][:3] == ("totals.seven_day_sum", 332.2, "value search")
+    assert found["totals.event_total_mm"][:3] == ("totals.seven_day_sum", 287.6, "value search")
     assert found["totals.wet_days"][0] == "totals.rainy_days"
 
 
@@ -138,29 +138,29 @@ def test_a_common_value_is_found_in_its_container_only_as_written() -> None:
 
 
 def test_a_row_is_not_an_item_named_with_none_of_its_words() -> None:
-    """Rows the agent names itself: `max_wind_speed_kmh` may stand for `maximum_wind_kmh`; the first item
-    `duration_days` is not every row, nor is any item the row because its value happens to be right."""
+    """Rows the agent names itself: `max_surge_height_cm` may stand for `maximum_surge_cm`; the first item
+    `outage_hours` is not every row, nor is any item the row because its value happens to be right."""
     primary = {
         "anchors": [
-            {"name": "record_duration_days", "value": 36},
-            {"name": "maximum_wind_kmh", "value": 250},
-            {"name": "matching_catalog_events", "value": 0},
+            {"name": "total_outage_hours", "value": 36},
+            {"name": "maximum_surge_cm", "value": 250},
+            {"name": "linked_archive_records", "value": 0},
         ]
     }
     answer = {
         "anchors": [
-            {"name": "duration_days", "value": 36},
-            {"name": "max_wind_speed_kmh", "value": 250},
+            {"name": "outage_hours", "value": 36},
+            {"name": "max_surge_height_cm", "value": 250},
             {"name": "radar_scene_count", "value": 0},
         ]
     }
     found = _aligned(primary, answer)
-    assert found["anchors[name=record_duration_days].value"][:2] == ("anchors.0.value", 36)
-    assert found["anchors[name=maximum_wind_kmh].value"][:2] == ("anchors.1.value", 250)
-    assert found["anchors[name=matching_catalog_events].value"][0] is None
+    assert found["anchors[name=total_outage_hours].value"][:2] == ("anchors.0.value", 36)
+    assert found["anchors[name=maximum_surge_cm].value"][:2] == ("anchors.1.value", 250)
+    assert found["anchors[name=linked_archive_records].value"][0] is None
     assert (
-        _aligned(primary, {"anchors": [{"name": "duration_days", "value": 36}]})[
-            "anchors[name=maximum_wind_kmh].value"
+        _aligned(primary, {"anchors": [{"name": "outage_hours", "value": 36}]})[
+            "anchors[name=maximum_surge_cm].value"
         ][0]
         is None
     )
@@ -222,7 +222,7 @@ def test_score_answer_counts_correct_over_scorable() -> None:
     primary = {
         "answer": "persistent_signal_supported",
         "event_window_days": 35,
-        "rain_rate_mm_day": 42.857,
+        "rain_rate_mm_day": 38.614,
         "threshold_state": "pass",
         "explanation": "Five checks pass, so the persistent heavy-rainfall flood signal is supported.",
     }

@@ -39,8 +39,8 @@ def test_the_same_words_in_a_title_or_sentence_leave_the_label_open() -> None:
 
 
 def test_field_names_and_paths_are_extracted_not_authored() -> None:
-    question = "Required evidence roles are hourly apparent temperature and daily minimum temperature."
-    assert not Prompt(question).leaves_open(_answer_unit("hourly.apparent_temperature"))
+    question = "Required evidence roles are hourly surface pressure and daily minimum temperature."
+    assert not Prompt(question).leaves_open(_answer_unit("hourly.surface_pressure"))
     assert not Prompt(question).leaves_open(_answer_unit("data/physical_hazard/file.json"))
 
 

@@ -18,7 +18,7 @@ def test_leaves_get_their_kinds() -> None:
         {
             "answer": "compound_heat_water_stress",
             "event_window_days": 35,
-            "rain_rate_mm_day": 42.857,
+            "rain_rate_mm_day": 38.614,
             "surface_change": True,
             "threshold_state": "pass",
             "explanation": "The record shows persistent heat with failed night recovery over the window.",
@@ -26,7 +26,7 @@ def test_leaves_get_their_kinds() -> None:
     )
     assert units["answer"].kind is UnitKind.LABEL
     assert units["event_window_days"].kind is UnitKind.NUMBER
-    assert units["rain_rate_mm_day"].gt == 42.857
+    assert units["rain_rate_mm_day"].gt == 38.614
     assert units["surface_change"].kind is UnitKind.FLAG
     assert units["threshold_state"].kind is UnitKind.TEST and units["threshold_state"].gt is True
     assert units["explanation"].kind is UnitKind.TEXT and units["explanation"].judge_required
@@ -37,26 +37,26 @@ def test_strings_that_state_tests_numbers_and_records() -> None:
         {
             "decision": "pass: all three regional means exceed 200 mm",
             "route": "fail_two_day_only",
-            "population_context": "1090345.7 people",
+            "population_context": "2470512.3 people",
             "ratio_text": "13.0x",
             "flag_text": "false",
             "rows": "burst:pass;loading:reject",
-            "required_metrics": ["runoff_index=1.716", "three_day_to_peak=3.056"],
+            "required_metrics": ["drainage_ratio=2.384", "five_day_to_crest=5.127"],
         }
     )
     assert units["decision"].kind is UnitKind.TEST and units["decision"].gt is True
     assert units["route"].kind is UnitKind.TEST and units["route"].gt is False
-    assert units["population_context"].gt == 1090345.7
+    assert units["population_context"].gt == 2470512.3
     assert units["ratio_text"].gt == 13.0
     assert units["flag_text"].kind is UnitKind.FLAG and units["flag_text"].gt is False
     assert units["rows.burst"].gt is True and units["rows.loading"].gt is False
-    assert units["required_metrics.runoff_index"].kind is UnitKind.NUMBER
-    assert units["required_metrics.three_day_to_peak"].gt == 3.056
+    assert units["required_metrics.drainage_ratio"].kind is UnitKind.NUMBER
+    assert units["required_metrics.five_day_to_crest"].gt == 5.127
 
 
 def test_formulas_and_prose_are_free_text() -> None:
     units = _units(
-        {"formula": "148.6/170.2 and 15.7/170.2", "rule": "score >= 5", "window": "2021-07-17/2021-07-23"}
+        {"formula": "231.4/265.9 and 34.5/265.9", "rule": "score >= 5", "window": "2021-07-17/2021-07-23"}
     )
     assert units["formula"].judge_required and units["rule"].judge_required
     assert units["window"].kind is UnitKind.LABEL  # a date range, not arithmetic
@@ -65,13 +65,13 @@ def test_formulas_and_prose_are_free_text() -> None:
 def test_lists_of_labels_are_sets_or_orderings() -> None:
     units = _units(
         {
-            "rejected_alternatives": ["city_burst_only", "regional_only"],
+            "rejected_alternatives": ["coastal_surge_only", "regional_only"],
             "ranked_control_points": ["timing", "accumulation", "damage"],
             "mechanism_chain": ["storm loading", "terrain routing of the water toward the river"],
             "snow_range_ft": [1, 3],
         }
     )
-    assert units["rejected_alternatives{city_burst_only}"].kind is UnitKind.SET
+    assert units["rejected_alternatives{coastal_surge_only}"].kind is UnitKind.SET
     assert units["rejected_alternatives{regional_only}"].path == ("rejected_alternatives",)
     assert units["ranked_control_points"].kind is UnitKind.ORDERING
     assert units["ranked_control_points"].gt == ["timing", "accumulation", "damage"]
@@ -80,7 +80,7 @@ def test_lists_of_labels_are_sets_or_orderings() -> None:
 
 
 def test_list_items_are_addressed_by_their_identifying_field_whatever_their_order() -> None:
-    rows = [{"row_id": "burst", "value": 1.7}, {"row_id": "loading", "value": 3.1}]
+    rows = [{"row_id": "burst", "value": 2.4}, {"row_id": "loading", "value": 5.1}]
     forward = _units({"rows": rows})
     backward = _units({"rows": list(reversed(rows))})
     assert set(forward) == set(backward) == {"rows[row_id=burst].value", "rows[row_id=loading].value"}
@@ -142,14 +142,14 @@ def test_top_level_variants_vary_the_answer_alone(source_release) -> None:
 def test_tolerances_by_name_by_class_and_by_precision() -> None:
     ground_truth = {
         "numeric_tolerances": {
-            "rain_rate_mm_day": {"absolute_tolerance": 0.001, "target": 42.857},
+            "rain_rate_mm_day": {"absolute_tolerance": 0.001, "target": 38.614},
             "ratios": 0.01,
             "precip_mm_abs": 0.2,
         },
         "tolerances": {"population": {"relative": 0.001, "unit": "persons"}},
         "primary_gt": {
-            "rain_rate_mm_day": 42.857,
-            "spread_ratio": 2.008,
+            "rain_rate_mm_day": 38.614,
+            "spread_ratio": 3.417,
             "max_precip_mm": 134.5,
             "population": 200000,
             "mean_temp_c": 33.9,
@@ -171,7 +171,7 @@ def test_precision_tolerance_is_one_unit_of_the_last_decimal_with_a_relative_flo
     assert stated_decimals(33.9) == 1 and stated_decimals(2.5e-05) == 6 and stated_decimals(183) == 0
     assert abs(precision_tolerance(33.9).value - 0.1) < 1e-12
     assert precision_tolerance(183).value == 0.5
-    assert abs(precision_tolerance(4.428428).value - 0.002 * 4.428428) < 1e-12
+    assert abs(precision_tolerance(5.731952).value - 0.002 * 5.731952) < 1e-12
 
 
 def test_a_decimal_written_with_a_zero_decimal_is_not_a_whole_number() -> None:
@@ -186,7 +186,7 @@ def test_a_decimal_written_with_a_zero_decimal_is_not_a_whole_number() -> None:
 def test_the_whole_number_class_applies_to_whole_numbers_only() -> None:
     table = task_table({"tolerances": {"integer_fields": 0}, "primary_gt": {}})
     assert table.lookup("hot_hours", 12).value == 0
-    assert table.lookup("mean_rh", 10.36).source == "precision"
+    assert table.lookup("mean_rh", 12.47).source == "precision"
 
 
 def test_key_values_fill_template_fields_primary_gt_lacks() -> None:

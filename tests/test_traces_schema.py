@@ -109,10 +109,10 @@ def test_cost_source_says_whether_a_cost_is_given():
 
 
 def test_answer_text_with_a_fenced_json_block_is_parsed():
-    text = 'Here is my answer.\n```json\n{"label": "pluvial", "total_mm": 133.9}\n```\nDone {not json}.'
+    text = 'Here is my answer.\n```json\n{"label": "pluvial", "total_mm": 158.3}\n```\nDone {not json}.'
     answer = FinalAnswer.from_text(text)
     assert answer.status == "parsed" and answer.raw_text == text and answer.raw_text_origin == "model"
-    assert answer.parsed == {"label": "pluvial", "total_mm": 133.9}
+    assert answer.parsed == {"label": "pluvial", "total_mm": 158.3}
 
 
 def test_answer_text_uses_the_first_valid_json_object():

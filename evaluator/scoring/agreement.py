@@ -6,31 +6,31 @@ disagree most, with their unit reports for inspection. Runs whose U is undefined
 the judge alone decides them) are counted, not compared.
 
 Where the paper's judge is clearly wrong we do not imitate it. The cases found while building the
-scorer (task, system: what the judge did; what is right; paper U vs ours at the time of writing):
+scorer (task, system: what the judge did; what is right; paper U vs ours at the time of writing). They
+name no ground-truth value: this file is public, and each case can be checked with `earthverse
+agreement --worst` against the hidden ground truth.
 
-- CSX-317_Q1, tencent-hy3: its rationale says priority_class was "low", priority_index "NA" and
-  three key metrics missing; the final answer has "critical", 16.28, 60000, 15 and 7000, all equal
-  to the ground truth, and only the precipitation (6.0 vs 18.2 mm) and one chain step are off
-  (14.3 vs 80).
-- CSX-075_Q2, qwen-3-7-plus: full marks (7/7), but `answer` is a prose paragraph that never states
-  `cross_scale_flood_transition_supported`, and none of the requested ledger rows nor
-  `final_process_alignment_label` is there (100 vs 20).
+- CSX-317_Q1, tencent-hy3: its rationale says the priority class was wrong, the priority index missing
+  and three key metrics missing; the final answer states all five, each equal to the ground truth, and
+  only the precipitation and one chain step are off (14.3 vs 80).
+- CSX-075_Q2, qwen-3-7-plus: full marks (7/7), but `answer` is a prose paragraph that never states the
+  ground truth's label, and none of the requested ledger rows nor `final_process_alignment_label` is
+  there (100 vs 20).
 - CSX-038_Q1, qwen-3-7-plus: the final answer is an unexecuted Python program whose "values" are
   expressions (`round(snow_cm_total, 4)`): nothing was answered (90 vs 0).
 - CSX-006_Q1, minimax-m2-7: the final answer is a code cell (`{"code": "final_answer = {...}"}`)
   that never ran; the judge scores other code-cell answers 0 (CSX-013_Q2 glm-5-2, CSX-102_Q2
   claude-fable-5) (92.9 vs 0).
-- CSX-101_Q2, gpt-5-6-sol: 27/30, though six of the nine requested surge-proof values differ from
-  the ground truth beyond tolerance: inverse barometer 0.45 vs 0.47 m (fraction 0.15 vs 0.157),
-  deepening 28 vs 30 mb, gradient 62 vs 64 mb, ratios 6.67 vs 6.38 and 2.21 vs 2.13 (90 vs 33).
-- CSX-021_Q2, gemini-3-1-flash-lite: five of six requested numbers are wrong: duration ratio 51.1 vs
-  60.8, minimum months 7 vs 10, peak anomaly 5.0 vs 3.0 C, coverage 1.25 vs 1.39, days ratio 1.4 vs
-  1.35 (66.7 vs 9).
+- CSX-101_Q2, gpt-5-6-sol: 27/30, though six of the nine requested surge-proof values (inverse
+  barometer height and fraction, deepening, gradient and two ratios) differ from the ground truth
+  beyond tolerance (90 vs 33).
+- CSX-021_Q2, gemini-3-1-flash-lite: five of six requested numbers (duration ratio, minimum months,
+  peak anomaly, coverage, days ratio) are wrong beyond tolerance (66.7 vs 9).
 - CSX-263_Q1, claude-fable-5 and deepseek-v4-flash: indices defined on 0-100 given on 0-1
-  (rainfall_structure_index 0.6925 for 69.25, heat_transport_index 0.934 for 93.37, ...), a
-  percent/fraction scale error, accepted (97.8 and 97.2 vs 78).
-- CSX-219_Q2, kimi-k2-5: `moved_mass_mtons` 18000000 for 18 and `mass_density_mtons_per_sqmi`
-  36000000 for 36 (tonnes for megatonnes) accepted (95.8 vs 86).
+  (`rainfall_structure_index`, `heat_transport_index`, ...), a percent/fraction scale error, accepted
+  (97.8 and 97.2 vs 78).
+- CSX-219_Q2, kimi-k2-5: `moved_mass_mtons` and `mass_density_mtons_per_sqmi` given in tonnes where the
+  task asks for megatonnes (a million times the value) accepted (95.8 vs 86).
 - CSX-078_Q2, gpt-5-6-luna, geommagent and four more: both computed units (`evidence_score`,
   `max_evidence_score`) are off by one or more; the judge gives 27 to 77 for the prose (0 each).
 - CSX-240_Q2, gpt-4o: nighttime minimum, wind and shelter index all off beyond tolerance, and a
@@ -38,21 +38,18 @@ scorer (task, system: what the judge did; what is right; paper U vs ours at the 
 - CSX-140_Q2, qwen-3-7-plus: the six variable scores on a 0-10 scale where the task's are on 0-1,
   a scale error like percent for fraction (91 vs 53).
 - CSX-129_Q1, qwen-3-7-plus: three of the five row outcomes reversed (85.7 vs 33.3).
-- CSX-249_Q1, kimi-k2-5: all five component scores off (0.85, 0.95, 0.8, 0.75, 0.6 for 1.0, 0.973,
-  1.0, 1.0, 1.0), the priority index 81.3 for 99.3, and none of the three impact-chain steps; only the
-  label is right (71.4 vs 10).
-- CSX-096_Q1, claude-fable-5: `core_metrics` are the task's value lists (rain multiples 3.43, 2.9,
-  8.26, 6.9, 6.0; window 109, 79, 91, 0.725, 0.835; ...); the answer gives one flag or number each
-  (disruption 1, flood 1, local_spread 1, rain_mult 1.351, window 109) and none of the six rejected
-  frames (90 vs 0).
+- CSX-249_Q1, kimi-k2-5: all five component scores and the priority index off beyond tolerance, and
+  none of the three impact-chain steps; only the label is right (71.4 vs 10).
+- CSX-096_Q1, claude-fable-5: `core_metrics` are the task's value lists; the answer gives one flag or
+  number for each, and none of the six rejected frames (90 vs 0).
 - The other way, CSX-114_Q2, gpt-4o: peak hourly rain, gust and minimum pressure are right
   (found by value in its ledger), the labels wrong; the judge gives 18.75 (ours 60).
 
 Beyond single runs the judge is lenient where U is strict by design: on the deep mechanism tasks
 (`task_mode: deep_mechanism_diagnosis`) it scores the prose fields and passes computed ledgers whose
 values differ from the ground truth, and it credits open-vocabulary labels that share little more than
-a word with the ground truth or its acceptable variants (`earthquake-generated basin-scale tsunami` for
-`megathrust_seafloor_uplift_tsunami_priority`), which a deterministic scorer cannot decide.
+a word with the ground truth or its acceptable variants (a free phrase naming the hazard for an authored
+three- or four-word concept tag), which a deterministic scorer cannot decide.
 
 What the paper calls unit accuracy is not a separate count of units: over the 1,591 runs it agrees with
 the same judge's holistic answer score at Pearson 0.998 (MAE 0.9) and with its 20-point process rubric

@@ -634,7 +634,7 @@ def _row_lists(unit: Unit) -> dict[str, Selector]:
 
 def _named_otherwise(chain: list[Node], lists: dict[str, Selector]) -> bool:
     """Whether a candidate sits in an item of one of the unit's row lists named with none of the row's
-    words: the row `maximum_wind_kmh` may be `{"name": "max_wind_speed_kmh"}`, never `{"name": "days"}`."""
+    words: the row `peak_surge_height_m` may be `{"name": "max_surge_height_m"}`, never `{"name": "days"}`."""
     for node in chain:
         row = lists.get(node.parent.norm) if isinstance(node.key, int) and node.parent else None
         if row is not None and node.ids and not any(_tokens(row.value) & _tokens(name) for name in node.ids):

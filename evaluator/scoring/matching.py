@@ -137,7 +137,7 @@ _TIMESTAMP = re.compile(
     re.IGNORECASE,
 )
 _DATE_JOINER = re.compile(r"[\s/_\-–—]*(?:(?:to|through|until|and)[\s/_\-–—]*)?")
-"""What may stand between the dates of a date range: `2010-09-01_to_2010-10-16`, `2021-07-17/2021-07-23`."""
+"""What may stand between the dates of a date range: `2003-04-02_to_2003-05-19`, `2021-07-17/2021-07-23`."""
 _REPOSITORY_PREFIX = re.compile(r"^.*?/packages/CSX-\d+/")
 _WORDS = re.compile(r"[a-z]+")
 
@@ -242,7 +242,7 @@ def _scale_word(submitted: Any) -> float:
 
 
 def written_step(submitted: Any) -> float | None:
-    """The rounding step a number is written with: 21.95 -> 0.01, 1090000 -> 10000, "3.2 mm" -> 0.1."""
+    """The rounding step a number is written with: 21.95 -> 0.01, 2720000 -> 10000, "3.2 mm" -> 0.1."""
     text = submitted if isinstance(submitted, str) else repr(submitted) if is_number(submitted) else None
     found = _written_number(text) if text is not None else None
     if found is None:
@@ -382,7 +382,7 @@ def _match_label(unit: Unit, submitted: Any) -> Match:
 def _label_form(value: Any) -> str:
     """A label in canonical form (`normalize_label`), its date-times written one way: `T` between date
     and time, no zero seconds, no fraction of the last second stated, no UTC designator
-    (`2004-12-26 00:58:50Z` and `2004-12-26T00:58:50.342` are `2004-12-26T00:58:50`)."""
+    (`1998-07-14 09:12:40Z` and `1998-07-14T09:12:40.317` are `1998-07-14T09:12:40`)."""
     text = value if isinstance(value, str) else str(value)
     return normalize_label(_TIMESTAMP.sub(_timestamp, text) if ":" in text else text)
 
@@ -393,7 +393,7 @@ def _timestamp(found: re.Match[str]) -> str:
 
 
 def _is_dates(text: str) -> bool:
-    """Whether a text is a date or a date range and nothing else (`2010-09-01_to_2010-10-16`)."""
+    """Whether a text is a date or a date range and nothing else (`2003-04-02_to_2003-05-19`)."""
     return bool(_DATE.search(text)) and bool(_DATE_JOINER.fullmatch(_DATE.sub(" ", text)))
 
 
@@ -472,7 +472,7 @@ def _same_concept(label: str, phrase: str) -> bool:
     if not wanted or not given or _word_count(phrase) > MAX_PHRASE_WORDS:
         return False
     if (given - wanted) & _NEGATION_STEMS or _numbers_of(label) - _numbers_of(phrase):
-        return False  # a negation, or other numbers (`score_6_of_6` is not `score_5_of_6`)
+        return False  # a negation, or other numbers (`grade_4_of_4` is not `grade_3_of_4`)
     return len(wanted & given) / len(wanted) >= PHRASE_COVERAGE
 
 

@@ -78,7 +78,7 @@ class Prompt:
 
     def leaves_open(self, unit: Unit) -> bool:
         """Whether a label unit uses vocabulary the prompt does not give: an authored concept tag or
-        phrase (`seafloor_uplift_displaced_water`, `Red volcano alert`) the agent must phrase itself.
+        phrase (`glacier_outburst_cascade`, `Orange ash advisory`) the agent must phrase itself.
         The ground truth's acceptable variants widen what matches; they do not make the vocabulary given."""
         if unit.kind not in (UnitKind.LABEL, UnitKind.SET, UnitKind.ORDERING):
             return False
@@ -109,7 +109,7 @@ _OPTION_SEPARATOR = re.compile(r"\s*(?:[|,;/]|\bor\b)\s*")
 def _authored(value: Any) -> bool:
     """A concept tag or phrase of the authors' own words: two or more words, no digits, no proper names
     or acronyms (a capital letter beyond the first), as opposed to an extracted name, date, path or
-    field (`hourly.apparent_temperature`)."""
+    field (`daily.soil_moisture_index`)."""
     text = str(value).strip()
     if not text or any(char.isdigit() for char in text) or "/" in text or "." in text:
         return False

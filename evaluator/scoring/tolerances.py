@@ -98,7 +98,7 @@ def task_table(ground_truth: dict[str, Any]) -> ToleranceTable:
 
 def precision_tolerance(gt: float) -> Tolerance:
     """One unit in the last decimal the ground truth states, at least RELATIVE_FLOOR of it (33.9 -> 0.1,
-    1.0 -> 0.1, 4.428428 -> 0.0089); a whole number exactly (183 -> 0.5).
+    1.0 -> 0.1, 5.316271 -> 0.0106); a whole number exactly (183 -> 0.5).
 
     The stated precision is the author's rounding of a computed value; an agent rounding its inputs
     first lands one unit off in the last place, and that is still the same value at that precision.

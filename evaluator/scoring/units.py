@@ -9,8 +9,8 @@ Leaves by kind:
 
 - bool -> flag; number -> number, with its tolerance (tolerances.py, or a `tolerance` beside it);
 - strings: `pass`/`fail`, or `pass: <reason>` / `fail_<reason>` -> test (the reason is prose);
-  `"true"`/`"false"` -> flag; a number with a measurement unit (`1090345.7 people`, `13.0x`) ->
-  number; `name=value` / `name: about value` (`runoff_index=1.716`) -> a number named `name`;
+  `"true"`/`"false"` -> flag; a number with a measurement unit (`2718364.9 people`, `13.0x`) ->
+  number; `name=value` / `name: about value` (`drainage_index=2.374`) -> a number named `name`;
   three words or fewer without arithmetic -> label; `a:pass;b:reject` or `x=83.97; y=200.1` (two
   or more `name:value` pairs) -> a record of those fields; anything longer -> free text;
 - lists: all labels -> one ordering when the key says so (`ranked_*`, `*_order`, `sequence`), else
@@ -335,7 +335,7 @@ class _Walker:
         elif quantity and _unit_suffix(quantity.group(2)):
             self._number(path, key, _as_written(quantity.group(1)), siblings)
         elif named and _unit_suffix(named.group(3)):
-            # `runoff_index=1.716` states a number named runoff_index; its list position carries nothing
+            # `drainage_index=2.374` states a number named drainage_index; its list position carries nothing
             name = named.group(1).strip()
             parent = path[:-1] if path and isinstance(path[-1], int) else path
             self._number((*parent, name), name, _as_written(named.group(2)), {})
@@ -347,7 +347,7 @@ class _Walker:
     def _label_variants(self, path: tuple[PathStep, ...], siblings: dict[str, Any]) -> tuple[str, ...]:
         """The acceptable variants of a label: those listed beside it; at the top level, where they
         stand among every field of the answer, they and the judge anchors' vary the `answer` alone
-        (`critical` as a priority band is not `urgent urban-collapse rescue`)."""
+        (`critical` as a priority band is not `immediate coastal-evacuation order`)."""
         if len(path) != 1:
             return _variants(siblings)
         return _variants(siblings) + self.answer_variants if path == ("answer",) else ()

@@ -1,0 +1,119 @@
+"""Hidden answers in the project's own files: is any task's ground-truth value written in the code, the
+tests or the docs? The repository is public (and the Space ships its code), so examples there must be
+invented, never copied from a task's answer.
+
+A value is a needle when it is distinctive enough not to coincide: a number written with at least
+MIN_DECIMAL_DIGITS significant digits when it has a decimal part, MIN_WHOLE_DIGITS when it is whole,
+or a label of at least MIN_LABEL_CHARS characters and MIN_LABEL_WORDS words (`snake_case`, spaced or
+hyphenated). Numbers written inside the ground truth's strings (`"2718364.9 people"`) count as numbers,
+and numbers are compared as values (`4,512,907.0` is `4512907`).
+Values that any public record states (a prompt, a task or event record, a manifest) are not needles:
+the release shows them to everyone.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from loaders.json_leaves import leaves
+from loaders.release import HiddenRecord
+
+MIN_DECIMAL_DIGITS = 4
+MIN_WHOLE_DIGITS = 5
+MIN_LABEL_CHARS = 12
+MIN_LABEL_WORDS = 3
+_NUMBER = re.compile(r"(?<![\w.,])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w])")
+_WORD = re.compile(r"[A-Za-z0-9]+")
+
+
+class ValueLeak(BaseModel):
+    """A hidden answer value found in a file: where, what, and which task's answer it is."""
+
+    file: str
+    line: int
+    value: str
+    task_id: str
+
+
+class HiddenValues(BaseModel):
+    """The distinctive answer values of a release's tasks that no public record states."""
+
+    numbers: dict[float, str]
+    """Number -> the first task (by id) whose answer holds it."""
+    labels: dict[str, str]
+    """Label -> the first task (by id) whose answer holds it."""
+
+    @classmethod
+    def of(cls, records: dict[str, HiddenRecord], public_texts: Iterable[bytes]) -> HiddenValues:
+        """The needles of every task's `primary_gt`, minus the numbers and labels of `public_texts`."""
+        public = "\n".join(text.decode("utf-8", "replace") for text in public_texts)
+        public_numbers = {_value(token) for token in _NUMBER.findall(public)}
+        numbers: dict[float, str] = {}
+        labels: dict[str, str] = {}
+        for task_id in sorted(records):
+            for _, value in leaves(records[task_id].ground_truth.get("primary_gt")):
+                for number in _distinctive_numbers(value):
+                    if number not in public_numbers:
+                        numbers.setdefault(number, task_id)
+                if _distinctive_label(value) and value not in public:
+                    labels.setdefault(value, task_id)
+        return cls(numbers=numbers, labels=labels)
+
+    def find(self, root: Path, relative_paths: Iterable[str]) -> list[ValueLeak]:
+        """Every needle written in the text files `relative_paths` under `root`, in file and line order."""
+        found: list[ValueLeak] = []
+        for relative in sorted(relative_paths):
+            text = (Path(root) / relative).read_text(encoding="utf-8", errors="replace")
+            for number, line in enumerate(text.splitlines(), start=1):
+                found.extend(self._in_line(relative, number, line))
+        return found
+
+    def _in_line(self, relative: str, number: int, line: str) -> list[ValueLeak]:
+        leaks = [
+            ValueLeak(file=relative, line=number, value=token, task_id=self.numbers[_value(token)])
+            for token in _NUMBER.findall(line)
+            if _significant_digits(token) >= _needed_digits(token) and _value(token) in self.numbers
+        ]
+        leaks += [
+            ValueLeak(file=relative, line=number, value=label, task_id=task_id)
+            for label, task_id in self.labels.items()
+            if label in line
+        ]
+        return leaks
+
+
+def _distinctive_numbers(value: object) -> list[float]:
+    """The distinctive numbers a ground-truth leaf states: itself, or those written in its text."""
+    if isinstance(value, str):
+        written = _NUMBER.findall(value)
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        written = [repr(value)]  # exponents, inf and nan are not numbers as prose writes them
+    else:
+        return []
+    return [_value(token) for token in written
+            if _NUMBER.fullmatch(token) and _significant_digits(token) >= _needed_digits(token)]  # fmt: skip
+
+
+def _value(token: str) -> float:
+    return float(token.replace(",", ""))
+
+
+def _distinctive_label(value: object) -> bool:
+    if not isinstance(value, str) or len(value) < MIN_LABEL_CHARS:
+        return False
+    return len(_WORD.findall(value)) >= MIN_LABEL_WORDS and any(character.isalpha() for character in value)
+
+
+def _needed_digits(written: str) -> int:
+    return MIN_DECIMAL_DIGITS if "." in written else MIN_WHOLE_DIGITS
+
+
+def _significant_digits(written: str) -> int:
+    """Significant digits of a number as written: `042.50` -> 4, `18000` -> 2, `0.0031` -> 2."""
+    whole, _, fraction = written.lstrip("-").replace(",", "").partition(".")
+    digits = (whole + fraction).lstrip("0")
+    return len(digits if fraction else digits.rstrip("0"))
