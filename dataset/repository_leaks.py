@@ -14,13 +14,14 @@ the release shows them to everyone.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from pydantic import BaseModel
 
+from dataset.leaks import release_public_texts
 from loaders.json_leaves import leaves
-from loaders.release import HiddenRecord
+from loaders.release import HiddenRecord, Release, open_release, read_hidden_records
 
 MIN_DECIMAL_DIGITS = 4
 MIN_WHOLE_DIGITS = 5
@@ -50,27 +51,39 @@ class HiddenValues(BaseModel):
     @classmethod
     def of(cls, records: dict[str, HiddenRecord], public_texts: Iterable[bytes]) -> HiddenValues:
         """The needles of every task's `primary_gt`, minus the numbers and labels of `public_texts`."""
-        public = "\n".join(text.decode("utf-8", "replace") for text in public_texts)
-        public_numbers = {_value(token) for token in _NUMBER.findall(public)}
+        public = _Public([text.decode("utf-8", "replace") for text in public_texts])
         numbers: dict[float, str] = {}
         labels: dict[str, str] = {}
         for task_id in sorted(records):
             for _, value in leaves(records[task_id].ground_truth.get("primary_gt")):
                 for number in _distinctive_numbers(value):
-                    if number not in public_numbers:
+                    if number not in public.numbers:
                         numbers.setdefault(number, task_id)
-                if _distinctive_label(value) and value not in public:
+                if _distinctive_label(value) and not public.states(value):
                     labels.setdefault(value, task_id)
         return cls(numbers=numbers, labels=labels)
 
+    @classmethod
+    def of_release(cls, out: Path) -> HiddenValues:
+        """The needles of the built release at `out`, against everything it makes public."""
+        return cls.of(read_hidden_records(out), public_texts(open_release(out)))
+
     def find(self, root: Path, relative_paths: Iterable[str]) -> list[ValueLeak]:
         """Every needle written in the text files `relative_paths` under `root`, in file and line order."""
-        found: list[ValueLeak] = []
-        for relative in sorted(relative_paths):
-            text = (Path(root) / relative).read_text(encoding="utf-8", errors="replace")
-            for number, line in enumerate(text.splitlines(), start=1):
-                found.extend(self._in_line(relative, number, line))
-        return found
+        return [
+            leak
+            for relative in sorted(relative_paths)
+            for leak in self.in_file(Path(root) / relative, relative)
+        ]
+
+    def in_file(self, path: Path, name: str) -> list[ValueLeak]:
+        """Every needle written in the text file `path`, reported under `name`, in line order."""
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+        return [
+            leak
+            for number, line in enumerate(text.splitlines(), start=1)
+            for leak in self._in_line(name, number, line)
+        ]
 
     def _in_line(self, relative: str, number: int, line: str) -> list[ValueLeak]:
         leaks = [
@@ -84,6 +97,30 @@ class HiddenValues(BaseModel):
             if label in line
         ]
         return leaks
+
+
+class _Public:
+    """Public texts, indexed so that asking whether one of them states a label reads only the texts
+    holding every word of it."""
+
+    def __init__(self, texts: list[str]) -> None:
+        self.texts = texts
+        self.numbers = {_value(token) for text in texts for token in _NUMBER.findall(text)}
+        self._holders: dict[str, set[int]] = {}
+        for index, text in enumerate(texts):
+            for word in set(_WORD.findall(text)):
+                self._holders.setdefault(word, set()).add(index)
+
+    def states(self, label: str) -> bool:
+        holders = set.intersection(*(self._holders.get(word, set()) for word in _WORD.findall(label)))
+        return any(label in self.texts[index] for index in holders)
+
+
+def public_texts(release: Release) -> Iterator[bytes]:
+    """What a release shows everyone: its public records and the path of every package file."""
+    yield from release_public_texts(release)
+    for event_id in release.events:
+        yield "\n".join(release.package(event_id).list_files(".")).encode("utf-8")
 
 
 def _distinctive_numbers(value: object) -> list[float]:

@@ -23,6 +23,7 @@ from pydantic import BaseModel
 
 from dataset.hub.build import HUB_DIR, PRIVATE_DIR, PUBLIC_DIR
 from dataset.leaks import HiddenIndex, LeakFinding
+from dataset.repository_leaks import HiddenValues
 from loaders.download import CHECKSUMS_FILE, GROUND_TRUTH_FILE, ChecksumError, parse_checksums, verify_file
 from loaders.release import ReleaseError, open_ground_truth, open_release
 
@@ -90,7 +91,8 @@ def plan_upload(
 
     Reads local files only. The public folder must pass the hidden-material scan and match its
     checksums; the private ground truth must load and cover exactly the public tasks; the public and
-    private repos must differ; the private repo gets only the private folder.
+    private repos must differ; the private repo gets only the private folder; the Space's code must
+    write no task's hidden answer.
     """
     release = Path(release)
     public, private = release / HUB_DIR / PUBLIC_DIR, release / HUB_DIR / PRIVATE_DIR
@@ -101,13 +103,20 @@ def plan_upload(
         raise UploadRefused(f"the public and the private repo are the same ({public_repo})")
     if not (private / GROUND_TRUTH_FILE).is_file():
         raise UploadRefused(f"{private}: no {GROUND_TRUTH_FILE}")
+    try:
+        version = open_release(release).version
+    except ReleaseError as error:
+        raise UploadRefused(f"{release}: {error}; nothing uploaded") from error
+    # the Space's checks before the public folder's scan: they cost far less
+    space = _space_plan(space_repo, space_dir, version) if space_repo else None
+    if space is not None:
+        _check_space_code(release, space)
     findings = HiddenIndex.from_layout(release).scan_public(public)
     if findings:
         raise UploadRefused(
             f"{public}: {len(findings)} hidden file(s) or text found; nothing uploaded", findings
         )
     try:
-        version = open_release(release).version
         _check_hub_folders(public, private)
     except (ReleaseError, ChecksumError) as error:
         raise UploadRefused(f"{release}: {error}; nothing uploaded") from error
@@ -115,8 +124,8 @@ def plan_upload(
         _repo_plan(public_repo, "dataset", False, public, f"EarthVerse release {version}"),
         _repo_plan(private_repo, "dataset", True, private, f"EarthVerse ground truth {version}"),
     ]
-    if space_repo:
-        repos.append(_space_plan(space_repo, space_dir, version))
+    if space is not None:
+        repos.append(space)
     return UploadPlan(release=release, version=version, repos=repos)
 
 
@@ -190,6 +199,18 @@ def _space_plan(space_repo: str, space_dir: Path, version: str, code_root: Path 
             f"{space_dir}: holds ground truth ({', '.join(hidden)}); the Space reads it from the private repo"
         )
     return plan
+
+
+def _check_space_code(release: Path, plan: RepoPlan) -> None:
+    """The Space's code is public: refuse it when a file writes a task's hidden answer (named by file,
+    line and task, never by value)."""
+    values = HiddenValues.of_release(release)
+    leaks = [leak for op in plan.operations for leak in values.in_file(op.local_path, op.path_in_repo)]
+    if leaks:
+        places = ", ".join(f"{leak.file}:{leak.line} ({leak.task_id})" for leak in leaks[:MAX_FINDINGS_SHOWN])
+        raise UploadRefused(
+            f"the Space's code writes {len(leaks)} hidden answer(s): {places}; nothing uploaded"
+        )
 
 
 def _excluded(path_in_repo: str) -> bool:

@@ -4,14 +4,12 @@ Space ships the code. Failures name the file, line and task, never the value (lo
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from dataset.leaks import release_public_texts
 from dataset.repository_leaks import HiddenValues
-from loaders.release import HiddenRecord, Release, open_release, read_hidden_records
+from loaders.release import HiddenRecord
 
 PROJECT = Path(__file__).resolve().parents[1]
 
@@ -53,16 +51,9 @@ def _tracked_text_files() -> list[str]:
     return paths
 
 
-def _public_texts(release: Release) -> Iterator[bytes]:
-    """The release's public records and the paths of every package file (which any download lists)."""
-    yield from release_public_texts(release)
-    for event_id in release.events:
-        yield "\n".join(release.package(event_id).list_files(".")).encode("utf-8")
-
-
 @pytest.mark.release
 def test_no_hidden_answer_is_written_in_the_repository(built_release: Path) -> None:
-    values = HiddenValues.of(read_hidden_records(built_release), _public_texts(open_release(built_release)))
+    values = HiddenValues.of_release(built_release)
     assert len(values.numbers) > 500 and len(values.labels) > 100
     files = _tracked_text_files()
     assert "dataset/repository_leaks.py" in files

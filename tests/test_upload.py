@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 
 import scripts.upload as upload
 from dataset.hub import build_hub
+from dataset.repository_leaks import HiddenValues
 from loaders import layout
 from scripts.upload import UploadRefused, plan_upload, render_plan
 from tests.test_dataset_hub import copy_layout
@@ -160,6 +162,20 @@ def test_same_public_and_private_repo_is_refused(built_release: Path) -> None:
 def test_a_space_folder_without_files_is_refused(built_release: Path, tmp_path: Path) -> None:
     with pytest.raises(UploadRefused, match="no files for the Space"):
         plan_upload(built_release, PUBLIC, PRIVATE, SPACE, space_dir=tmp_path / "empty")
+
+
+def test_space_code_writing_a_hidden_answer_is_refused_without_showing_it(
+    built_release: Path, space_dir: Path, tmp_path: Path
+) -> None:
+    answer, task_id = next(iter(HiddenValues.of_release(built_release).numbers.items()))
+    leaky = tmp_path / "space"
+    shutil.copytree(space_dir, leaky)
+    (leaky / "board.py").write_text(f"ROWS = []\nEXAMPLE = {answer!r}\n", encoding="utf-8")
+    with pytest.raises(UploadRefused) as refusal:
+        plan_upload(built_release, PUBLIC, PRIVATE, SPACE, space_dir=leaky)
+    message = str(refusal.value)
+    assert f"space/board.py:2 ({task_id})" in message and "nothing uploaded" in message
+    assert repr(answer) not in message
 
 
 def test_a_dry_run_prints_the_plan_and_touches_no_network(
