@@ -221,12 +221,12 @@ def test_parse_answer_strings() -> None:
 def test_score_answer_counts_correct_over_scorable() -> None:
     primary = {
         "answer": "persistent_signal_supported",
-        "event_window_days": 35,
+        "event_window_days": 41,
         "rain_rate_mm_day": 38.614,
         "threshold_state": "pass",
         "explanation": "Five checks pass, so the persistent heavy-rainfall flood signal is supported.",
     }
-    answer = {"answer": "persistent_signal_supported", "event_window_days": 35, "rain_rate_mm_day": 19.1}
+    answer = {"answer": "persistent_signal_supported", "event_window_days": 41, "rain_rate_mm_day": 19.1}
     report = score_answer({"primary_gt": primary}, answer)
     assert (report.correct, report.scorable, report.missing, report.judge_required) == (2, 4, 1, 1)
     assert report.u == 50.0

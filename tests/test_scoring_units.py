@@ -17,7 +17,7 @@ def test_leaves_get_their_kinds() -> None:
     units = _units(
         {
             "answer": "compound_heat_water_stress",
-            "event_window_days": 35,
+            "event_window_days": 41,
             "rain_rate_mm_day": 38.614,
             "surface_change": True,
             "threshold_state": "pass",
@@ -35,7 +35,7 @@ def test_leaves_get_their_kinds() -> None:
 def test_strings_that_state_tests_numbers_and_records() -> None:
     units = _units(
         {
-            "decision": "pass: all three regional means exceed 200 mm",
+            "decision": "pass: all four basin means exceed 150 mm",
             "route": "fail_two_day_only",
             "population_context": "2470512.3 people",
             "ratio_text": "13.0x",
@@ -56,7 +56,7 @@ def test_strings_that_state_tests_numbers_and_records() -> None:
 
 def test_formulas_and_prose_are_free_text() -> None:
     units = _units(
-        {"formula": "231.4/265.9 and 34.5/265.9", "rule": "score >= 5", "window": "2021-07-17/2021-07-23"}
+        {"formula": "231.4/265.9 and 34.5/265.9", "rule": "score >= 5", "window": "2019-08-03/2019-08-09"}
     )
     assert units["formula"].judge_required and units["rule"].judge_required
     assert units["window"].kind is UnitKind.LABEL  # a date range, not arithmetic
@@ -142,22 +142,22 @@ def test_top_level_variants_vary_the_answer_alone(source_release) -> None:
 def test_tolerances_by_name_by_class_and_by_precision() -> None:
     ground_truth = {
         "numeric_tolerances": {
-            "rain_rate_mm_day": {"absolute_tolerance": 0.001, "target": 38.614},
+            "melt_rate_mm_day": {"absolute_tolerance": 0.001, "target": 38.614},
             "ratios": 0.01,
             "precip_mm_abs": 0.2,
         },
         "tolerances": {"population": {"relative": 0.001, "unit": "persons"}},
         "primary_gt": {
-            "rain_rate_mm_day": 38.614,
+            "melt_rate_mm_day": 38.614,
             "spread_ratio": 3.417,
             "max_precip_mm": 134.5,
             "population": 200000,
             "mean_temp_c": 33.9,
-            "days": 35,
+            "days": 41,
         },
     }
     units = {unit.id: unit for unit in decompose(ground_truth)}
-    assert units["rain_rate_mm_day"].tolerance == 0.001
+    assert units["melt_rate_mm_day"].tolerance == 0.001
     assert (
         units["spread_ratio"].tolerance == 0.01 and units["spread_ratio"].tolerance_source == "class:ratios"
     )

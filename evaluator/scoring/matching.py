@@ -137,7 +137,7 @@ _TIMESTAMP = re.compile(
     re.IGNORECASE,
 )
 _DATE_JOINER = re.compile(r"[\s/_\-–—]*(?:(?:to|through|until|and)[\s/_\-–—]*)?")
-"""What may stand between the dates of a date range: `2003-04-02_to_2003-05-19`, `2021-07-17/2021-07-23`."""
+"""What may stand between the dates of a date range: `2003-04-02_to_2003-05-19`, `2019-08-03/2019-08-09`."""
 _REPOSITORY_PREFIX = re.compile(r"^.*?/packages/CSX-\d+/")
 _WORDS = re.compile(r"[a-z]+")
 
@@ -517,7 +517,7 @@ def _items(submitted: Any) -> list[str]:
         keys = [normalize_label(key) for key in submitted]
         return keys + [_label_form(value) for value in submitted.values() if isinstance(value, str)]
     if isinstance(submitted, str) and _is_dates(submitted):
-        # a date range (`2021-06-25 to 2021-07-01`) holds both its dates
+        # a date range (`2016-05-02 to 2016-05-09`) holds both its dates
         return [_label_form(date) for date in _DATE.findall(submitted)]
     if isinstance(submitted, str):
         return [_label_form(part) for part in re.split(r"\s*(?:[,;|]|->|→|>)\s*", submitted) if part]
