@@ -128,11 +128,11 @@ def _distinctive_numbers(value: object) -> list[float]:
     if isinstance(value, str):
         written = _NUMBER.findall(value)
     elif isinstance(value, int | float) and not isinstance(value, bool):
-        written = [repr(value)]  # exponents, inf and nan are not numbers as prose writes them
+        # exponents, inf and nan are not numbers as prose writes them
+        written = [repr(value)] if _NUMBER.fullmatch(repr(value)) else []
     else:
         return []
-    return [_value(token) for token in written
-            if _NUMBER.fullmatch(token) and _significant_digits(token) >= _needed_digits(token)]  # fmt: skip
+    return [_value(token) for token in written if _significant_digits(token) >= _needed_digits(token)]
 
 
 def _value(token: str) -> float:

@@ -415,7 +415,7 @@ class Aligner:
             if not (distinctive or near):
                 continue
             # a common value found by itself must be the ground truth as written, not merely near it
-            if is_correct(unit, node.value) and (distinctive or _as_written(unit, node.number)):
+            if is_correct(unit, node.value) and (distinctive or _is_gt_as_written(unit, node.number)):
                 ranked.append((_path_fit(scope, node.steps()), -node.order, node))
         if not ranked:
             return self._stated_in_text(unit, scope, space) if distinctive else Alignment()
@@ -448,7 +448,7 @@ def _compatible(unit: Unit, value: Any) -> bool:
     return True
 
 
-def _as_written(unit: Unit, number: float | None) -> bool:
+def _is_gt_as_written(unit: Unit, number: float | None) -> bool:
     """Whether a number is the unit's ground truth as written: rounded to the decimals the ground truth
     states, and whole where the ground truth is a whole number (a count of 9 is not 9.12 hours)."""
     if unit.kind is not UnitKind.NUMBER:
