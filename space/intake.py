@@ -108,8 +108,8 @@ class Intake:
         mine_today = 0
         for record in self.store.submissions():
             # a name is taken only on this release: a system may be submitted again on a new one
-            current = record.metadata.dataset_version == self.release_version
-            same_name = current and record.metadata.system_name.strip().casefold() == wanted
+            named = record.metadata.system_name.strip().casefold() == wanted
+            same_name = named and record.on_release(self.release_version)
             if same_name and record.user == user:
                 return (
                     f"You already submitted a system named {system_name!r} (receipt {record.receipt[:12]}…)."

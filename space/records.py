@@ -30,6 +30,10 @@ class SubmissionRecord(_Record):
     metadata: SubmissionMetadata
     traces: int = Field(ge=0)
 
+    def on_release(self, version: str) -> bool:
+        """Whether the runs were made on the release of `version`: only those are ranked and scored."""
+        return self.metadata.dataset_version == version
+
 
 class RejectionRecord(_Record):
     """An upload that was turned away, and why (the reason is shown to the submitter)."""

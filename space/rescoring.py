@@ -50,7 +50,7 @@ class Rescorer:
             self._threads.append(thread)
         version = self.scorer.release.version
         for record in self.store.submissions():
-            if record.metadata.dataset_version != version:
+            if not record.on_release(version):
                 continue
             if self.store.result(record.receipt, "deterministic") is None:
                 self.enqueue(record.receipt)

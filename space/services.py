@@ -51,7 +51,7 @@ class Services:
 
     def _on_this_release(self, result: ResultRecord) -> bool:
         record = self.store.submission_record(result.receipt)
-        return record is not None and record.metadata.dataset_version == self.release.version
+        return record is not None and record.on_release(self.release.version)
 
 
 def open_sources(settings: Settings) -> tuple[Release, dict[str, HiddenRecord]]:
