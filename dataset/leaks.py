@@ -18,7 +18,7 @@ import hashlib
 import io
 import re
 import zipfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal, get_args
@@ -213,8 +213,7 @@ class HiddenIndex:
 
     def scan_public(self, folder: Path) -> list[LeakFinding]:
         """Every hidden file name, non-allowed file and hidden text found in the public folder `folder`."""
-        if self.out is None:
-            raise ValueError("this hidden index has no layout to check archives against; use from_layout")
+        self._require_layout()
         folder = Path(folder)
         if not folder.is_dir():
             raise NotADirectoryError(f"not a public Hub folder: {folder}")
@@ -228,6 +227,36 @@ class HiddenIndex:
             scan.findings + self._text_findings(scan.matches),
             key=lambda finding: (finding.file, finding.entry, finding.task_id, finding.kind),
         )
+
+    def scan_files(
+        self, files: Mapping[str, Path], min_matches: Mapping[LeakKind, int] | None = None
+    ) -> list[LeakFinding]:
+        """Hidden text in `files` (the name to report -> the file), each read whole as text (no archive
+        or parquet is opened), with the same dismissals as `scan_public`. A finding needs at least
+        `min_matches[kind]` hidden n-grams of one task's text of that kind in one file (default 1)."""
+        self._require_layout()
+        least = dict(min_matches or {})
+        scan = _Scan()
+        for name in sorted(files):
+            self._match(_Unit(name, "", Path(files[name]).read_bytes()), scan)
+        # dismissals only lower a count, so owners already short of their minimum are dropped up front
+        matches = [self._enough(match, least) for match in scan.matches]
+        findings = self._text_findings([match for match in matches if len(match.positions)])
+        return sorted(
+            (finding for finding in findings if finding.matches >= least.get(finding.kind, 1)),
+            key=lambda finding: (finding.file, finding.task_id, finding.kind),
+        )
+
+    def _require_layout(self) -> None:
+        if self.out is None:
+            raise ValueError("this hidden index has no layout (packages to compare with); use from_layout")
+
+    def _enough(self, match: _Match, least: dict[LeakKind, int]) -> _Match:
+        """`match` without the owners that have fewer positions in it than their kind's minimum."""
+        owners, counts = np.unique(match.owners, return_counts=True)
+        short = owners[counts < np.array([least.get(self.owners[owner][1], 1) for owner in owners.tolist()])]
+        keep = ~np.isin(match.owners, short)
+        return _Match(match.unit, match.n, match.positions[keep], match.owners[keep], match.grams[keep])
 
     def _scan_file(self, relative: str, path: Path, scan: _Scan) -> None:
         try:

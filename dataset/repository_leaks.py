@@ -9,17 +9,21 @@ hyphenated). Numbers written inside the ground truth's strings (`"2718364.9 peop
 and numbers are compared as values (`4,512,907.0` is `4512907`).
 Values that any public record states (a prompt, a task or event record, a manifest) are not needles:
 the release shows them to everyone.
+
+Hidden passages (a solution, a rubric, a ground-truth program) are found by the release's n-gram scanner
+(`dataset.leaks.HiddenIndex`); `copied_passages` asks for enough matching runs of one task's text in one
+file that a shared phrase or a common code idiom is not taken for a copy.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 from pydantic import BaseModel
 
-from dataset.leaks import release_public_texts
+from dataset.leaks import TEXT_KINDS, HiddenIndex, LeakFinding, LeakKind, release_public_texts
 from loaders.json_leaves import leaves
 from loaders.release import HiddenRecord, Release, open_release, read_hidden_records
 
@@ -27,6 +31,10 @@ MIN_DECIMAL_DIGITS = 4
 MIN_WHOLE_DIGITS = 5
 MIN_LABEL_CHARS = 12
 MIN_LABEL_WORDS = 3
+MIN_PASSAGE_MATCHES: dict[LeakKind, int] = {**dict.fromkeys(TEXT_KINDS, 2), "compute_gt": 16}
+"""Hidden 8-word runs of one task's text in one file that make a copy: one run can be a shared phrase or
+field name, and the ground-truth programs share idioms with any Python (imports, reading JSON; up to 7
+runs in one file of this repository), while a copied block of three lines gives 16."""
 _NUMBER = re.compile(r"(?<![\w.,])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w])")
 _WORD = re.compile(r"[A-Za-z0-9]+")
 
@@ -97,6 +105,12 @@ class HiddenValues(BaseModel):
             if label in line
         ]
         return leaks
+
+
+def copied_passages(index: HiddenIndex, files: Mapping[str, Path]) -> list[LeakFinding]:
+    """Every passage of a task's hidden text copied into the text `files` (name -> file; see
+    MIN_PASSAGE_MATCHES). Report a finding by its file, task and `printable`, never its excerpt."""
+    return index.scan_files(files, MIN_PASSAGE_MATCHES)
 
 
 class _Public:

@@ -23,7 +23,7 @@ from pydantic import BaseModel
 
 from dataset.hub.build import HUB_DIR, PRIVATE_DIR, PUBLIC_DIR
 from dataset.leaks import HiddenIndex, LeakFinding
-from dataset.repository_leaks import HiddenValues
+from dataset.repository_leaks import HiddenValues, copied_passages
 from loaders.download import CHECKSUMS_FILE, GROUND_TRUTH_FILE, ChecksumError, parse_checksums, verify_file
 from loaders.release import ReleaseError, open_ground_truth, open_release
 
@@ -109,9 +109,10 @@ def plan_upload(
         raise UploadRefused(f"{release}: {error}; nothing uploaded") from error
     # the Space's checks before the public folder's scan: they cost far less
     space = _space_plan(space_repo, space_dir, version) if space_repo else None
+    hidden = HiddenIndex.from_layout(release)
     if space is not None:
-        _check_space_code(release, space)
-    findings = HiddenIndex.from_layout(release).scan_public(public)
+        _check_space_code(release, hidden, space)
+    findings = hidden.scan_public(public)
     if findings:
         raise UploadRefused(
             f"{public}: {len(findings)} hidden file(s) or text found; nothing uploaded", findings
@@ -201,15 +202,24 @@ def _space_plan(space_repo: str, space_dir: Path, version: str, code_root: Path 
     return plan
 
 
-def _check_space_code(release: Path, plan: RepoPlan) -> None:
+def _check_space_code(release: Path, hidden: HiddenIndex, plan: RepoPlan) -> None:
     """The Space's code is public: refuse it when a file writes a task's hidden answer (named by file,
-    line and task, never by value)."""
+    line and task, never by value) or copies a passage of its hidden text."""
     values = HiddenValues.of_release(release)
     leaks = [leak for op in plan.operations for leak in values.in_file(op.local_path, op.path_in_repo)]
     if leaks:
         places = ", ".join(f"{leak.file}:{leak.line} ({leak.task_id})" for leak in leaks[:MAX_FINDINGS_SHOWN])
         raise UploadRefused(
             f"the Space's code writes {len(leaks)} hidden answer(s): {places}; nothing uploaded"
+        )
+    passages = copied_passages(hidden, {op.path_in_repo: op.local_path for op in plan.operations})
+    if passages:
+        places = ", ".join(
+            f"{finding.file} ({finding.task_id}: {finding.printable})"
+            for finding in passages[:MAX_FINDINGS_SHOWN]
+        )
+        raise UploadRefused(
+            f"the Space's code copies {len(passages)} hidden passage(s): {places}; nothing uploaded"
         )
 
 

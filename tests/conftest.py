@@ -47,6 +47,14 @@ def built_release(source_archive: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
+def hidden_index(built_release: Path):
+    """The release's hidden-material n-gram index (several seconds to build, so built once)."""
+    from dataset.leaks import HiddenIndex
+
+    return HiddenIndex.from_layout(built_release)
+
+
+@pytest.fixture(scope="session")
 def imported_runs(tmp_path_factory, source_archive: Path) -> Path:
     """The paper's recorded runs imported once per session: `<dir>/<system_id>/submission.jsonl`."""
     from evaluator.cli.import_trajectories import import_trajectories

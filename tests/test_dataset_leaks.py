@@ -18,11 +18,6 @@ from loaders.models import FileEntry, Task
 
 
 @pytest.fixture(scope="module")
-def index(built_release: Path) -> HiddenIndex:
-    return HiddenIndex.from_layout(built_release)
-
-
-@pytest.fixture(scope="module")
 def public(built_release: Path) -> Path:
     return built_release / "hub" / "public"
 
@@ -58,13 +53,13 @@ def kinds(findings: list[LeakFinding]) -> set[tuple[str, str, str]]:
     return {(finding.kind, finding.task_id, finding.file) for finding in findings}
 
 
-def test_the_real_public_folder_has_no_finding(index: HiddenIndex, public: Path) -> None:
-    assert index.needle_count > 100_000
-    assert index.scan_public(public) == []
+def test_the_real_public_folder_has_no_finding(hidden_index: HiddenIndex, public: Path) -> None:
+    assert hidden_index.needle_count > 100_000
+    assert hidden_index.scan_public(public) == []
 
 
 def test_a_solution_paragraph_in_the_card_is_caught(
-    built_release: Path, index: HiddenIndex, public: Path, tmp_path: Path
+    built_release: Path, hidden_index: HiddenIndex, public: Path, tmp_path: Path
 ) -> None:
     folder = public_copy(public, tmp_path, ("README.md",))
     solution = hidden_file(built_release, "CSX-001_Q1", "solution_en.md")
@@ -73,13 +68,13 @@ def test_a_solution_paragraph_in_the_card_is_caught(
     )
     with (folder / "README.md").open("a", encoding="utf-8") as card:
         card.write("\n## Worked example\n\n" + paragraph + "\n")
-    findings = index.scan_public(folder)
+    findings = hidden_index.scan_public(folder)
     assert ("solution", "CSX-001_Q1", "README.md") in kinds(findings)
     assert all(len(finding.excerpt) <= EXCERPT_CHARS for finding in findings)
 
 
 def test_a_compute_gt_line_in_an_archive_entry_is_caught(
-    built_release: Path, index: HiddenIndex, public: Path, tmp_path: Path
+    built_release: Path, hidden_index: HiddenIndex, public: Path, tmp_path: Path
 ) -> None:
     folder = public_copy(public, tmp_path, ("packages/CSX-001.zip",))
     program = hidden_file(built_release, "CSX-001_Q1", "compute_gt.py")
@@ -87,36 +82,36 @@ def test_a_compute_gt_line_in_an_archive_entry_is_caught(
     name = "data/physical_hazard/physical_hazard_001_Open-Meteo_historical_archive.json"
     original = (layout.package_dir(built_release, "CSX-001") / name).read_bytes()
     rewrite_zip(folder / "packages/CSX-001.zip", {name: original + b"\n" + line.encode()})
-    findings = index.scan_public(folder)
+    findings = hidden_index.scan_public(folder)
     assert [(f.kind, f.task_id, f.entry) for f in findings] == [("compute_gt", "CSX-001_Q1", name)]
     assert "hot_hour_mean_rh" in findings[0].excerpt
 
 
 def test_a_primary_gt_interpretation_in_a_parquet_cell_is_caught(
-    built_release: Path, index: HiddenIndex, public: Path, tmp_path: Path
+    built_release: Path, hidden_index: HiddenIndex, public: Path, tmp_path: Path
 ) -> None:
     folder = public_copy(public, tmp_path, ("tasks.parquet",))
     truth = json.loads(hidden_file(built_release, "CSX-013_Q1", "computed_gt.json"))
     summary = truth["primary_gt"]["structured_answer"]["final_interpretation"]["summary"]
     set_cell(folder / "tasks.parquet", "title", 0, summary)
-    findings = index.scan_public(folder)
+    findings = hidden_index.scan_public(folder)
     assert {(f.kind, f.task_id, f.entry) for f in findings} == {("primary_gt", "CSX-013_Q1", "row 0 / title")}
 
 
 def test_a_rubric_criterion_in_the_events_table_is_caught(
-    built_release: Path, index: HiddenIndex, public: Path, tmp_path: Path
+    built_release: Path, hidden_index: HiddenIndex, public: Path, tmp_path: Path
 ) -> None:
     folder = public_copy(public, tmp_path, ("events.parquet",))
     rubric = json.loads(hidden_file(built_release, "CSX-001_Q1", "rubric.json"))
     criterion = max((c["description"] for c in rubric["criteria"]), key=len)
     set_cell(folder / "events.parquet", "event_name", 5, criterion)
-    findings = index.scan_public(folder)
+    findings = hidden_index.scan_public(folder)
     assert ("rubric", "CSX-001_Q1", "events.parquet") in kinds(findings)
     assert {f.entry for f in findings} == {"row 5 / event_name"}
 
 
 def test_hidden_file_names_stray_files_and_unsafe_entries_are_caught(
-    index: HiddenIndex, public: Path, tmp_path: Path
+    hidden_index: HiddenIndex, public: Path, tmp_path: Path
 ) -> None:
     folder = public_copy(public, tmp_path, ("packages/CSX-001.zip", "README.md"))
     rewrite_zip(
@@ -127,7 +122,7 @@ def test_hidden_file_names_stray_files_and_unsafe_entries_are_caught(
     (folder / "notes.txt").write_text("scratch", encoding="utf-8")
     (folder / "packages" / "private").mkdir()
     (folder / "packages" / "private" / "ground_truth.parquet").write_bytes(b"")
-    found = {(f.kind, f.file, f.entry) for f in index.scan_public(folder)}
+    found = {(f.kind, f.file, f.entry) for f in hidden_index.scan_public(folder)}
     assert {
         ("hidden_file_name", "packages/CSX-001.zip", "data/other/solution_en.md"),
         ("not_allowed", "packages/CSX-001.zip", "data/other/solution_en.md"),
@@ -141,7 +136,7 @@ def test_hidden_file_names_stray_files_and_unsafe_entries_are_caught(
 
 
 def test_a_hidden_column_in_the_tasks_table_is_caught_with_its_text(
-    built_release: Path, index: HiddenIndex, public: Path, tmp_path: Path
+    built_release: Path, hidden_index: HiddenIndex, public: Path, tmp_path: Path
 ) -> None:
     folder = public_copy(public, tmp_path, ("tasks.parquet",))
     table = pq.read_table(folder / "tasks.parquet")
@@ -152,7 +147,7 @@ def test_a_hidden_column_in_the_tasks_table_is_caught_with_its_text(
         for task_id in task_ids
     ]
     pq.write_table(table.append_column("solution", pa.array(solutions)), folder / "tasks.parquet")
-    findings = index.scan_public(folder)
+    findings = hidden_index.scan_public(folder)
     assert ("hidden_column", "", "tasks.parquet") in kinds(findings)
     assert {f.task_id for f in findings if f.kind == "solution"} == set(leaked_ids)
     assert all(len(f.excerpt) <= EXCERPT_CHARS for f in findings)
@@ -247,6 +242,6 @@ def test_review_notes_are_needles(tmp_path: Path) -> None:
     assert kinds(HiddenIndex.from_layout(out).scan_public(out / "hub" / "public")) == expected
 
 
-def test_scanning_a_missing_folder_is_an_error(index: HiddenIndex, tmp_path: Path) -> None:
+def test_scanning_a_missing_folder_is_an_error(hidden_index: HiddenIndex, tmp_path: Path) -> None:
     with pytest.raises(NotADirectoryError, match="not a public Hub folder"):
-        index.scan_public(tmp_path / "absent")
+        hidden_index.scan_public(tmp_path / "absent")

@@ -3,12 +3,15 @@ Space ships the code. Failures name the file, line and task, never the value (lo
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from dataset.repository_leaks import HiddenValues
+from dataset.leaks import HiddenIndex
+from dataset.repository_leaks import MIN_PASSAGE_MATCHES, HiddenValues, copied_passages
+from loaders import layout
 from loaders.release import HiddenRecord
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -60,4 +63,42 @@ def test_no_hidden_answer_is_written_in_the_repository(built_release: Path) -> N
     leaks = values.find(PROJECT, files)
     assert not leaks, "hidden answers written in: " + ", ".join(
         f"{leak.file}:{leak.line} ({leak.task_id})" for leak in leaks
+    )
+
+
+def _hidden(out: Path, task_id: str, name: str) -> str:
+    return (layout.task_dir(out, task_id.split("_")[0], task_id) / name).read_text(encoding="utf-8")
+
+
+@pytest.mark.release
+def test_a_copied_passage_is_found_but_a_shared_phrase_or_code_idiom_is_not(
+    built_release: Path, hidden_index: HiddenIndex, tmp_path: Path
+) -> None:
+    """Read at run time from the built release, never written in the repository."""
+    program = _hidden(built_release, "CSX-001_Q1", "compute_gt.py")
+    solution = _hidden(built_release, "CSX-001_Q1", "solution_en.md")
+    paragraph = max(solution.split("\n\n"), key=len)
+    imports = "\n".join(line for line in program.splitlines() if line.startswith(("import ", "from ")))
+    files = {
+        "program.py": program,
+        "paragraph.md": paragraph,
+        "imports.py": imports,
+        "phrase.md": " ".join(re.findall(r"[a-z0-9]+", paragraph.lower())[:8]),
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    paths = {name: tmp_path / name for name in files}
+    every_match = {(f.file, f.kind) for f in hidden_index.scan_files(paths)}
+    assert {("imports.py", "compute_gt"), ("phrase.md", "solution")} <= every_match
+    copies = {(f.file, f.kind, f.task_id) for f in copied_passages(hidden_index, paths)}
+    assert {("program.py", "compute_gt", "CSX-001_Q1"), ("paragraph.md", "solution", "CSX-001_Q1")} <= copies
+    assert not {name for name, _, _ in copies} & {"imports.py", "phrase.md"}
+    assert MIN_PASSAGE_MATCHES["compute_gt"] > MIN_PASSAGE_MATCHES["solution"] > 1
+
+
+@pytest.mark.release
+def test_no_hidden_passage_is_copied_into_the_repository(hidden_index: HiddenIndex) -> None:
+    passages = copied_passages(hidden_index, {name: PROJECT / name for name in _tracked_text_files()})
+    assert not passages, "hidden text copied into: " + ", ".join(
+        f"{finding.file} ({finding.task_id}: {finding.printable})" for finding in passages
     )

@@ -164,18 +164,36 @@ def test_a_space_folder_without_files_is_refused(built_release: Path, tmp_path: 
         plan_upload(built_release, PUBLIC, PRIVATE, SPACE, space_dir=tmp_path / "empty")
 
 
+def _refusal_with_board_line(release: Path, space_dir: Path, tmp_path: Path, line: str) -> str:
+    """Why the upload refuses the Space whose `board.py` has `line` as its second line."""
+    leaky = tmp_path / "space"
+    shutil.copytree(space_dir, leaky)
+    (leaky / "board.py").write_text(f"ROWS = []\n{line}\n", encoding="utf-8")
+    with pytest.raises(UploadRefused) as refusal:
+        plan_upload(release, PUBLIC, PRIVATE, SPACE, space_dir=leaky)
+    return str(refusal.value)
+
+
 def test_space_code_writing_a_hidden_answer_is_refused_without_showing_it(
     built_release: Path, space_dir: Path, tmp_path: Path
 ) -> None:
     answer, task_id = next(iter(HiddenValues.of_release(built_release).numbers.items()))
-    leaky = tmp_path / "space"
-    shutil.copytree(space_dir, leaky)
-    (leaky / "board.py").write_text(f"ROWS = []\nEXAMPLE = {answer!r}\n", encoding="utf-8")
-    with pytest.raises(UploadRefused) as refusal:
-        plan_upload(built_release, PUBLIC, PRIVATE, SPACE, space_dir=leaky)
-    message = str(refusal.value)
+    message = _refusal_with_board_line(built_release, space_dir, tmp_path, f"EXAMPLE = {answer!r}")
     assert f"space/board.py:2 ({task_id})" in message and "nothing uploaded" in message
     assert repr(answer) not in message
+
+
+def test_space_code_copying_a_hidden_passage_is_refused_without_showing_it(
+    small_release: Path, space_dir: Path, tmp_path: Path
+) -> None:
+    solution = (layout.task_dir(small_release, "CSX-001", "CSX-001_Q1") / "solution_en.md").read_text(
+        encoding="utf-8"
+    )
+    paragraph = max(solution.split("\n\n"), key=len)
+    message = _refusal_with_board_line(small_release, space_dir, tmp_path, f"HELP = {paragraph!r}")
+    assert "space/board.py (CSX-001_Q1: " in message and "of the task's solution" in message
+    assert paragraph[:40] not in message and "nothing uploaded" in message
+    assert plan_upload(small_release, PUBLIC, PRIVATE, SPACE, space_dir=space_dir).repos[-1].repo_id == SPACE
 
 
 def test_a_dry_run_prints_the_plan_and_touches_no_network(
