@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.metadata
 import os
 
 # litellm fetches its price table and other catalogs from the internet at import unless told not to.
@@ -13,8 +12,4 @@ import litellm
 
 litellm.suppress_debug_info = True
 
-LITELLM_VERSION = importlib.metadata.version("litellm")
-PRICE_TABLE = f"litellm {LITELLM_VERSION} bundled model cost map"
-"""Which dated price table costs are recomputed with (the bundled map of this litellm release)."""
-
-__all__ = ["LITELLM_VERSION", "PRICE_TABLE", "litellm"]
+__all__ = ["litellm"]

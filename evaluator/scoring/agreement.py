@@ -68,7 +68,6 @@ from typing import Any, Protocol
 
 import numpy as np
 from pydantic import BaseModel, Field
-from scipy import stats
 
 from evaluator.scoring.answer import AnswerUnitReport, score_units, task_units
 from evaluator.scoring.submission import submitted_answer
@@ -183,6 +182,8 @@ def read_recorded_runs(trajectories: Path) -> list[RecordedRun]:
 
 def figures(pairs: Sequence[tuple[float, float]]) -> Figures:
     """n, Pearson, Spearman, MAE and means of (ours, paper) pairs."""
+    from scipy import stats  # a second to import: only here, not for every command of the CLI
+
     if not pairs:
         return Figures(n=0)
     ours = np.array([pair[0] for pair in pairs], dtype=float)

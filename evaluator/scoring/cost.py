@@ -6,12 +6,17 @@ figure, when the model has no price), or `unpriced` (neither). An unpriced run h
 
 from __future__ import annotations
 
+import functools
+import importlib.metadata
 from collections.abc import Sequence
+from typing import Any
 
 from pydantic import BaseModel
 
-from evaluator.llm import PRICE_TABLE, litellm
 from evaluator.traces.schema import CostSource
+
+PRICE_TABLE = f"litellm {importlib.metadata.version('litellm')} bundled model cost map"
+"""Which dated price table costs are recomputed with (the bundled map of this litellm release)."""
 
 
 class RunCost(BaseModel):
@@ -42,7 +47,15 @@ def _rates(model: str | None) -> tuple[float, float] | None:
     if not model:
         return None
     for name in (model, model.split("/", 1)[-1]):
-        entry = litellm.model_cost.get(name)
+        entry = _price_map().get(name)
         if entry and "input_cost_per_token" in entry and "output_cost_per_token" in entry:
             return float(entry["input_cost_per_token"]), float(entry["output_cost_per_token"])
     return None
+
+
+@functools.cache
+def _price_map() -> dict[str, Any]:
+    """litellm's price table; imported on first use, as importing litellm takes seconds."""
+    from evaluator.llm import litellm
+
+    return litellm.model_cost

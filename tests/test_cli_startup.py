@@ -1,0 +1,45 @@
+"""The `earthverse` command starts without importing what only some commands need: litellm (a model
+client and price table, seconds to import) and scipy (agreement figures) load when a command uses them."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+PROJECT = Path(__file__).resolve().parents[1]
+
+
+def _printed(program: str) -> str:
+    """What `program` prints, run in a fresh interpreter (this one has imported everything already)."""
+    done = subprocess.run(
+        [sys.executable, "-c", program], cwd=PROJECT, capture_output=True, text=True, timeout=120, check=True
+    )
+    return done.stdout
+
+
+def test_help_lists_every_command_without_importing_litellm_or_scipy() -> None:
+    printed = _printed(
+        "import sys\n"
+        "from evaluator.cli import main\n"
+        "try:\n"
+        "    main(['--help'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(sorted(name for name in ('litellm', 'scipy') if name in sys.modules))\n"
+    )
+    *usage, loaded = printed.strip().splitlines()
+    assert loaded == "[]"
+    listed = "\n".join(usage)
+    assert all(name in listed for name in ("build", "import-trajectories", "score", "agreement", "demo"))
+
+
+def test_pricing_loads_litellm_with_the_offline_settings() -> None:
+    printed = _printed(
+        "import os, sys\n"
+        "from evaluator.scoring.cost import price\n"
+        "assert 'litellm' not in sys.modules\n"
+        "cost = price(['openai/gpt-4o'], 1000, 100)\n"
+        "print(cost.source, 'litellm' in sys.modules, os.environ['LITELLM_LOCAL_MODEL_COST_MAP'])\n"
+    )
+    assert printed.split() == ["recomputed", "True", "True"]
