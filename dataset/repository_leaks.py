@@ -32,9 +32,10 @@ MIN_WHOLE_DIGITS = 5
 MIN_LABEL_CHARS = 12
 MIN_LABEL_WORDS = 3
 MIN_PASSAGE_MATCHES: dict[LeakKind, int] = {**dict.fromkeys(TEXT_KINDS, 2), "compute_gt": 16}
-"""Hidden 8-word runs of one task's text in one file that make a copy: one run can be a shared phrase or
-field name, and the ground-truth programs share idioms with any Python (imports, reading JSON; up to 7
-runs in one file of this repository), while a copied block of three lines gives 16."""
+"""Hidden n-grams (8-word runs, or a whole short label) of one task's text in one file that make a copy:
+one can be a shared phrase, label or field name, and the ground-truth programs share idioms with any
+Python (imports, reading JSON; up to 7 runs in one file of this repository), while a copied block of
+three lines gives 16."""
 _NUMBER = re.compile(r"(?<![\w.,])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w])")
 _WORD = re.compile(r"[A-Za-z0-9]+")
 
