@@ -273,6 +273,10 @@ def test_missing_traces_and_scores_are_clear_errors(built_release, tmp_path, cap
     (tmp_path / "empty.jsonl").write_text("")
     code = main(["leaderboard", "--release", str(built_release), "--scores", str(tmp_path / "empty.jsonl")])
     assert code == 2 and "holds no task score" in capsys.readouterr().err
+    (tmp_path / "object.jsonl").write_text('{"task_id": "CSX-001_Q1"}\n')
+    code = main(["leaderboard", "--release", str(built_release), "--scores", str(tmp_path / "object.jsonl")])
+    error = capsys.readouterr().err
+    assert code == 2 and "object.jsonl:1: not a task score: system_id: Field required" in error
 
 
 def test_score_exits_3_when_the_judge_gives_no_verdict(

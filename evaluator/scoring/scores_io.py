@@ -7,6 +7,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from evaluator.scoring.scores import TaskScore
+from evaluator.traces.io import describe
 from loaders.atomic import write_text_atomic
 
 
@@ -28,7 +29,7 @@ def read_scores(path: Path) -> list[TaskScore]:
             try:
                 scores.append(TaskScore.model_validate_json(line))
             except ValidationError as error:
-                raise ValueError(f"{path}:{number}: not a task score: {error.errors()[0]['msg']}") from error
+                raise ValueError(f"{path}:{number}: not a task score: {describe(error)}") from error
     return scores
 
 
