@@ -110,7 +110,8 @@ def select_tasks(release: Release, selection: str) -> list[Task]:
     pairs = [tuple(part.strip() for part in item.split("=", 1)) for item in filters]
     unknown = [key for key, _ in pairs if key not in Task.model_fields]
     if unknown:
-        raise ValueError(f"--tasks: unknown task field(s) {', '.join(unknown)}")
+        known = ", ".join(sorted(Task.model_fields))
+        raise ValueError(f"--tasks: unknown task field(s) {', '.join(unknown)}; task fields: {known}")
     chosen = [task for task in release.tasks if all(_matches(getattr(task, k), v) for k, v in pairs)]
     if not chosen:
         raise ValueError(f"--tasks {selection!r} selects no task")
