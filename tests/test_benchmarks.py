@@ -21,14 +21,15 @@ pytestmark = pytest.mark.release
 def _commands(release: Path) -> dict[str, list[str]]:
     at = ["--release", str(release)]
     package = str(release / "packages" / "CSX-001")
+    # longest first, so that the two workers finish at about the same time
     return {
-        "scoring": ["scoring", "--runs", "1", *at],
-        "agreement": ["agreement", "--runs", "1", "--worst", "2"],
-        "sandbox": ["sandbox", "--rounds", "1", "--calls", "3", "--package", package],
-        "tools": ["tools", "--events", "1", "--rounds", "1", "--python-calls", "1", *at],
-        "harness_overhead": ["harness", "overhead", "--rounds", "1", *at],
-        "harness_replay": ["harness", "replay405", "--tasks", "6", "--concurrency", "2", *at],
         "space": ["space", "--runs", "1", "--stored", "3", *at],
+        "harness_overhead": ["harness", "overhead", "--rounds", "1", *at],
+        "tools": ["tools", "--events", "1", "--rounds", "1", "--python-calls", "1", *at],
+        "agreement": ["agreement", "--runs", "1", "--worst", "2"],
+        "scoring": ["scoring", "--runs", "1", *at],
+        "harness_replay": ["harness", "replay405", "--tasks", "6", "--concurrency", "2", *at],
+        "sandbox": ["sandbox", "--rounds", "1", "--calls", "3", "--package", package],
     }
 
 
