@@ -15,12 +15,13 @@ import time
 from pathlib import Path
 
 from dataset.source import default_archive, open_source
-from evaluator.scoring.agreement import AgreementReport, Figures, RecordedRun, agreement, read_recorded_runs
+from evaluator.cli.agreement import render
+from evaluator.scoring.agreement import AgreementReport, RecordedRun, agreement, read_recorded_runs
 
 
-def _timed(records: list, runs: list[RecordedRun]) -> tuple[float, AgreementReport]:
+def _timed(records: list, runs: list[RecordedRun], worst: int = 0) -> tuple[float, AgreementReport]:
     started = time.perf_counter()
-    report = agreement(records, runs)
+    report = agreement(records, runs, worst)
     return time.perf_counter() - started, report
 
 
@@ -34,15 +35,6 @@ def _one_submission(records: list, runs: list[RecordedRun]) -> list[RecordedRun]
     ]
 
 
-def _line(name: str, figures: Figures) -> str:
-    def show(value: float | None) -> str:
-        return "   -  " if value is None else f"{value:6.3f}"
-
-    mae = "   -  " if figures.mae is None else f"{figures.mae:6.2f}"
-    correlations = f"pearson={show(figures.pearson)}  spearman={show(figures.spearman)}"
-    return f"{name:40} n={figures.n:5d}  {correlations}  mae={mae}"
-
-
 def main() -> None:
     options = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     options.add_argument("--runs", type=int, default=3)
@@ -54,21 +46,15 @@ def main() -> None:
     runs = read_recorded_runs(release.trajectories_dir)
     timings, report = [], None
     for _ in range(arguments.runs):
-        seconds, report = _timed(records, runs)
+        seconds, report = _timed(records, runs, arguments.worst)
         timings.append(seconds)
     submission_runs = _one_submission(records, runs)
     submission = statistics.median(_timed(records, submission_runs)[0] for _ in range(arguments.runs))
     assert report is not None
-    print(_line("overall", report.overall))
-    for task_type, figures in report.by_task_type.items():
-        print(_line(f"  {task_type}", figures))
-    print(f"judge-only runs (no scorable unit): {report.judge_only}")
+    print(render(report))
+    print(f"\njudge-only runs (no scorable unit): {report.judge_only}")
     print(f"scoring all {len(runs)} runs: median {statistics.median(timings):.2f} s of {arguments.runs}")
     print(f"one {len(submission_runs)}-task submission: median {submission:.2f} s")
-    print(f"\nworst {arguments.worst} runs (ours - paper):")
-    for run in report.worst[: arguments.worst]:
-        ours = "None" if run.ours is None else f"{run.ours:5.1f}"
-        print(f"  {run.task_id:12} {run.system_id:24} ours {ours}  paper {run.paper:5.1f}")
 
 
 if __name__ == "__main__":

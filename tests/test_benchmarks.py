@@ -64,7 +64,8 @@ def test_agreement_covers_every_recorded_run(printed: dict[str, str]) -> None:
     fields = dict(part.split("=") for part in overall.replace("= ", "=").split()[1:])
     assert int(fields["n"]) == 1591
     assert 0.5 < float(fields["pearson"]) <= 1 and 0 <= float(fields["mae"]) < 50
-    assert "worst 2 runs" in printed["agreement"]
+    assert "the 2 runs that disagree most" in printed["agreement"]
+    assert "reference: paper unit accuracy vs its H" in printed["agreement"]
 
 
 def test_sandbox_reports_warm_calls_beside_a_cold_interpreter(printed: dict[str, str]) -> None:
