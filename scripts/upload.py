@@ -107,11 +107,13 @@ def plan_upload(
         version = open_release(release).version
     except ReleaseError as error:
         raise UploadRefused(f"{release}: {error}; nothing uploaded") from error
-    # the Space's checks before the public folder's scan: they cost far less
+    # cheapest checks first: the Space's answer values, then its passages once the n-gram index exists
     space = _space_plan(space_repo, space_dir, version) if space_repo else None
+    if space is not None:
+        _check_space_values(release, space)
     hidden = HiddenIndex.from_layout(release)
     if space is not None:
-        _check_space_code(release, hidden, space)
+        _check_space_passages(hidden, space)
     findings = hidden.scan_public(public)
     if findings:
         raise UploadRefused(
@@ -202,9 +204,9 @@ def _space_plan(space_repo: str, space_dir: Path, version: str, code_root: Path 
     return plan
 
 
-def _check_space_code(release: Path, hidden: HiddenIndex, plan: RepoPlan) -> None:
+def _check_space_values(release: Path, plan: RepoPlan) -> None:
     """The Space's code is public: refuse it when a file writes a task's hidden answer (named by file,
-    line and task, never by value) or copies a passage of its hidden text."""
+    line and task, never by value)."""
     values = HiddenValues.of_release(release)
     leaks = [leak for op in plan.operations for leak in values.in_file(op.local_path, op.path_in_repo)]
     if leaks:
@@ -212,6 +214,11 @@ def _check_space_code(release: Path, hidden: HiddenIndex, plan: RepoPlan) -> Non
         raise UploadRefused(
             f"the Space's code writes {len(leaks)} hidden answer(s): {places}; nothing uploaded"
         )
+
+
+def _check_space_passages(hidden: HiddenIndex, plan: RepoPlan) -> None:
+    """Refuse the Space's code when a file copies a passage of a task's hidden text (named by file, task
+    and kind, never by text)."""
     passages = copied_passages(hidden, {op.path_in_repo: op.local_path for op in plan.operations})
     if passages:
         places = ", ".join(

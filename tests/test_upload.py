@@ -175,10 +175,10 @@ def _refusal_with_board_line(release: Path, space_dir: Path, tmp_path: Path, lin
 
 
 def test_space_code_writing_a_hidden_answer_is_refused_without_showing_it(
-    built_release: Path, space_dir: Path, tmp_path: Path
+    small_release: Path, space_dir: Path, tmp_path: Path
 ) -> None:
-    answer, task_id = next(iter(HiddenValues.of_release(built_release).numbers.items()))
-    message = _refusal_with_board_line(built_release, space_dir, tmp_path, f"EXAMPLE = {answer!r}")
+    answer, task_id = next(iter(HiddenValues.of_release(small_release).numbers.items()))
+    message = _refusal_with_board_line(small_release, space_dir, tmp_path, f"EXAMPLE = {answer!r}")
     assert f"space/board.py:2 ({task_id})" in message and "nothing uploaded" in message
     assert repr(answer) not in message
 
@@ -197,13 +197,13 @@ def test_space_code_copying_a_hidden_passage_is_refused_without_showing_it(
 
 
 def test_a_dry_run_prints_the_plan_and_touches_no_network(
-    built_release: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    small_release: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def no_network(*args: object, **kwargs: object) -> None:
         raise AssertionError("a dry run must not reach the Hub")
 
     monkeypatch.setattr(upload, "HfApi", no_network)
-    code = upload.main([*REPOS, "--release", str(built_release), "--dry-run"])
+    code = upload.main([*REPOS, "--release", str(small_release), "--dry-run"])
     assert code == 0
     out = capsys.readouterr().out
     assert "Upload plan" in out and "nothing uploaded" in out
