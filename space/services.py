@@ -6,6 +6,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from evaluator.scoring.cost import price_table
 from evaluator.scoring.judge import AnswerJudge, judge_from_option
 from evaluator.scoring.pipeline import Scorer
 from loaders.cache import default_cache_dir
@@ -95,6 +96,7 @@ def build_services(
         rescorer.enqueue,
         rescorer.judged,
     )
+    price_table()  # seconds to load: at start, not in the first submission's rescoring
     rescorer.start()
     redactor = Redactor(release, records)
     redactor.warm_up()

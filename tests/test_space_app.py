@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from evaluator.scoring.cost import price_table
 from evaluator.scoring.judge import Judge
 from evaluator.scoring.metrics import summarize
 from evaluator.scoring.pipeline import Scorer
@@ -363,6 +364,17 @@ def test_a_restart_on_the_same_store_loses_nothing(
         assert len(Store(settings.store).submissions()) == 1 and receipt
     finally:
         second.close()
+
+
+def test_the_price_table_loads_at_start_not_in_the_first_rescoring(
+    built_release: Path, tmp_path: Path
+) -> None:
+    price_table.cache_clear()
+    services = build_services(local_settings(built_release, tmp_path / "store"))
+    try:
+        assert price_table.cache_info().currsize == 1
+    finally:
+        services.close()
 
 
 def test_api_callers_are_identified_by_their_hub_token() -> None:

@@ -47,15 +47,15 @@ def _rates(model: str | None) -> tuple[float, float] | None:
     if not model:
         return None
     for name in (model, model.split("/", 1)[-1]):
-        entry = _price_map().get(name)
+        entry = price_table().get(name)
         if entry and "input_cost_per_token" in entry and "output_cost_per_token" in entry:
             return float(entry["input_cost_per_token"]), float(entry["output_cost_per_token"])
     return None
 
 
 @functools.cache
-def _price_map() -> dict[str, Any]:
-    """litellm's price table; imported on first use, as importing litellm takes seconds."""
+def price_table() -> dict[str, Any]:
+    """litellm's price table (PRICE_TABLE), loaded on first use: importing litellm takes seconds."""
     from evaluator.llm import litellm
 
     return litellm.model_cost
