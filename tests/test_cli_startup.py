@@ -1,5 +1,6 @@
 """The `earthverse` command starts without importing what only some commands need: litellm (a model
-client and price table, seconds to import) and scipy (agreement figures) load when a command uses them."""
+client and price table, seconds to import) and scipy (agreement figures) load when a command uses them,
+before its timed work starts."""
 
 from __future__ import annotations
 
@@ -43,3 +44,14 @@ def test_pricing_loads_litellm_with_the_offline_settings() -> None:
         "print(cost.source, 'litellm' in sys.modules, os.environ['LITELLM_LOCAL_MODEL_COST_MAP'])\n"
     )
     assert printed.split() == ["recomputed", "True", "True"]
+
+
+def test_a_litellm_agent_loads_litellm_before_its_first_task() -> None:
+    printed = _printed(
+        "import sys\n"
+        "from evaluator.agents.registry import AgentOptions, agent_from_option\n"
+        "before = 'litellm' in sys.modules\n"
+        "agent_from_option('litellm:openai/bench', AgentOptions(tool_mode='native'))\n"
+        "print(before, 'litellm' in sys.modules)\n"
+    )
+    assert printed.split() == ["False", "True"]

@@ -70,6 +70,7 @@ def _litellm(model: str, options: AgentOptions) -> AgentSpec:
         backoff=options.backoff,
     )
     settings.api_key()  # a missing key variable fails now, not in every task
+    importlib.import_module("evaluator.llm")  # seconds to import: now, not in the first task's first step
     native = uses_native_tools(model, options.tool_mode)
     identity = _identity(options, model.replace("/", "-"), model)
     return AgentSpec(identity, lambda task: LiteLLMAgent(Provider(settings), options.budgets, native))
