@@ -35,23 +35,14 @@ def test_help_lists_every_command_without_importing_litellm_or_scipy() -> None:
     assert all(name in listed for name in ("build", "import-trajectories", "score", "agreement", "demo"))
 
 
-def test_pricing_loads_litellm_with_the_offline_settings() -> None:
+def test_a_litellm_agent_loads_litellm_offline_before_its_first_task() -> None:
     printed = _printed(
         "import os, sys\n"
-        "from evaluator.scoring.cost import price\n"
-        "assert 'litellm' not in sys.modules\n"
-        "cost = price(['openai/gpt-4o'], 1000, 100)\n"
-        "print(cost.source, 'litellm' in sys.modules, os.environ['LITELLM_LOCAL_MODEL_COST_MAP'])\n"
-    )
-    assert printed.split() == ["recomputed", "True", "True"]
-
-
-def test_a_litellm_agent_loads_litellm_before_its_first_task() -> None:
-    printed = _printed(
-        "import sys\n"
         "from evaluator.agents.registry import AgentOptions, agent_from_option\n"
+        "from evaluator.scoring.cost import price\n"
         "before = 'litellm' in sys.modules\n"
         "agent_from_option('litellm:openai/bench', AgentOptions(tool_mode='native'))\n"
-        "print(before, 'litellm' in sys.modules)\n"
+        "print(before, 'litellm' in sys.modules, os.environ['LITELLM_LOCAL_MODEL_COST_MAP'])\n"
+        "print(price(['openai/gpt-4o'], 1000, 100).source)\n"
     )
-    assert printed.split() == ["False", "True"]
+    assert printed.split() == ["False", "True", "True", "recomputed"]
