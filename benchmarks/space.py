@@ -30,6 +30,7 @@ from benchmarks.scoring import full_submission  # noqa: E402
 from dataset.source import default_archive, open_source  # noqa: E402
 from evaluator.traces.io import write_submission  # noqa: E402
 from evaluator.traces.schema import Submission  # noqa: E402
+from loaders.release import open_release  # noqa: E402
 from space.records import SubmissionRecord  # noqa: E402
 from space.rescoring import result_record  # noqa: E402
 from space.services import build_services  # noqa: E402
@@ -98,9 +99,8 @@ def main() -> None:
     arguments = options.parse_args()
     with tempfile.TemporaryDirectory() as scratch_dir:
         scratch = Path(scratch_dir)
-        probe = build_services(local_settings(arguments.release, scratch / "probe"))
-        probe.close()
-        submission = full_submission(probe.release, open_source(default_archive()).trajectories_dir)
+        release = open_release(arguments.release)
+        submission = full_submission(release, open_source(default_archive()).trajectories_dir)
 
         settings = local_settings(arguments.release, scratch / "stored")
         fill_store(settings, submission, arguments.stored)
