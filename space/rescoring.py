@@ -2,7 +2,8 @@
 
 Two worker threads, one per stage, so that a slow judge never delays the deterministic figures of
 the next submission. At start every stored submission without its results is queued again: a
-restart loses nothing.
+restart loses nothing. The deterministic worker first warms the scorer up (every task's units and
+package file list), so that the first submission after a start does not wait for that work.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ class Rescorer:
             "judged": queue.Queue(),
         }
         self._threads: list[threading.Thread] = []
+        self._stopping = threading.Event()
 
     @property
     def judged(self) -> bool:
@@ -61,6 +63,7 @@ class Rescorer:
         self._stages["deterministic"].put(receipt)
 
     def stop(self) -> None:
+        self._stopping.set()
         for stage in self._stages.values():
             stage.put(STOP)
         for thread in self._threads:
@@ -73,6 +76,8 @@ class Rescorer:
 
     def _work(self, stage: ResultStage) -> None:
         pending = self._stages[stage]
+        if stage == "deterministic":  # the scorer's per-task work, done before the first submission
+            self.scorer.warm_up(self._stopping.is_set)
         while (receipt := pending.get()) != STOP:
             try:
                 self._score(receipt, stage)

@@ -10,7 +10,7 @@ import pytest
 from evaluator.provider_errors import Backoff
 from evaluator.scoring.judge import Judge, NoJudge
 from evaluator.scoring.metrics import summarize
-from evaluator.scoring.pipeline import ScoredSubmission, score_submission
+from evaluator.scoring.pipeline import ScoredSubmission, Scorer, score_submission
 from evaluator.scoring.scores import TaskScore
 from evaluator.traces.io import read_submission
 from evaluator.traces.schema import FinalAnswer, Submission
@@ -144,3 +144,27 @@ def test_a_task_no_unit_can_decide_leaves_u_undefined_and_a_is_h(
     verdict = _verdict(hidden["CSX-045_Q1"].ground_truth.rubric, 70.0)
     judged = _score_of(_judged(one, release, hidden, verdict, tmp_path, monkeypatch), "CSX-045_Q1")
     assert judged.u is None and judged.a == 70.0 and judged.core == pytest.approx((70.0 + judged.p) / 2)
+
+
+def test_a_warmed_up_scorer_reads_no_package_list_again_and_a_stopped_warm_up_ends_early(
+    imported, release, hidden, monkeypatch
+):
+    submission = _submission(imported, "gpt-4o")
+    listed: list[str] = []
+    opened = release.package
+
+    def counted(event_id):
+        listed.append(event_id)
+        return opened(event_id)
+
+    monkeypatch.setattr(release, "package", counted)
+    warm = Scorer(release, hidden)
+    warm.warm_up()
+    assert sorted(set(listed)) == sorted(listed) and len(listed) == len({t.event_id for t in release.tasks})
+    listed.clear()
+    assert len(warm.score(submission).scores) == len(release.tasks) and listed == []
+
+    checks = iter(range(10))
+    stopped = Scorer(release, hidden)
+    stopped.warm_up(lambda: next(checks) >= 3)
+    assert len(listed) == len({task.event_id for task in release.tasks[:3]})

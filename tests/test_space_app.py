@@ -26,7 +26,7 @@ from space import capability_view, cost_view, leaderboard_view
 from space.board import BoardRow, board_rows, tied_ranks
 from space.identity import IdentityResolver
 from space.records import SubmissionRecord
-from space.rescoring import result_record
+from space.rescoring import Rescorer, result_record
 from space.services import build_services
 from space.store import RecordExists, Store, create_once
 from space.validation import MetadataForm, UploadLimits, UploadRejected, parse_upload
@@ -375,6 +375,30 @@ def test_the_price_table_loads_at_start_not_in_the_first_rescoring(
         assert price_table.cache_info().currsize == 1
     finally:
         services.close()
+
+
+def test_the_rescorer_warms_its_scorer_up_at_start_and_stop_cuts_the_warm_up_short(
+    built_release: Path, tmp_path: Path
+) -> None:
+    class Scorer:
+        release = open_release(built_release)
+
+        def __init__(self) -> None:
+            self.started = threading.Event()
+            self.stopped_by: list[bool] = []
+
+        def warm_up(self, stopping) -> None:
+            self.started.set()
+            while not stopping():
+                time.sleep(0.01)
+            self.stopped_by.append(stopping())
+
+    scorer = Scorer()
+    rescorer = Rescorer(Store(tmp_path / "store"), scorer)
+    rescorer.start()
+    assert scorer.started.wait(timeout=30)
+    rescorer.stop()
+    assert scorer.stopped_by == [True]
 
 
 def test_api_callers_are_identified_by_their_hub_token() -> None:

@@ -7,7 +7,7 @@ says about scores is read: only its answers, steps and token counts.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from pydantic import BaseModel, Field
 
@@ -46,6 +46,15 @@ class Scorer:
         self.hidden = hidden
         self._units: dict[str, list[Unit]] = {}
         self._packages: dict[str, tuple[EventPackage, frozenset[str]]] = {}
+
+    def warm_up(self, stopping: Callable[[], bool] = lambda: False) -> None:
+        """Work out every task's units and every package's file list now, as the first submission
+        would (a server does this at start); return early once `stopping()` is true."""
+        for task in self.release.tasks:
+            if stopping():
+                return
+            self._task_units(task, self.hidden[task.task_id])
+            self._package(task.event_id)
 
     def score(self, submission: Submission, judge: AnswerJudge | None = None) -> ScoredSubmission:
         """Every task of the release for this submission: answer units, diagnostics and cost, then H and
