@@ -76,8 +76,8 @@ class Rescorer:
 
     def _work(self, stage: ResultStage) -> None:
         pending = self._stages[stage]
-        if stage == "deterministic":  # the scorer's per-task work, done before the first submission
-            self.scorer.warm_up(self._stopping.is_set)
+        if stage == "deterministic":
+            self._warm_up()
         while (receipt := pending.get()) != STOP:
             try:
                 self._score(receipt, stage)
@@ -92,6 +92,13 @@ class Rescorer:
             finally:
                 pending.task_done()
         pending.task_done()
+
+    def _warm_up(self) -> None:
+        """The scorer's per-task work, done before the first submission; a failure leaves it to scoring."""
+        try:
+            self.scorer.warm_up(self._stopping.is_set)
+        except Exception:  # the queue must run whatever the warm-up meets
+            log.exception("warming the scorer up failed; the first submission will do that work")
 
     def _score(self, receipt: str, stage: ResultStage) -> None:
         if self.store.result(receipt, stage) is not None:

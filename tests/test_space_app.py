@@ -377,28 +377,44 @@ def test_the_price_table_loads_at_start_not_in_the_first_rescoring(
         services.close()
 
 
+class WarmUpScorer:
+    """A scorer stand-in whose warm-up waits to be stopped, or fails at once when `fails`."""
+
+    def __init__(self, release, fails: bool = False) -> None:
+        self.release = release
+        self.fails = fails
+        self.started = threading.Event()
+        self.stopped_by: list[bool] = []
+
+    def warm_up(self, stopping) -> None:
+        self.started.set()
+        if self.fails:
+            raise RuntimeError("warm-up failed")
+        while not stopping():
+            time.sleep(0.01)
+        self.stopped_by.append(stopping())
+
+
 def test_the_rescorer_warms_its_scorer_up_at_start_and_stop_cuts_the_warm_up_short(
-    built_release: Path, tmp_path: Path
+    release, tmp_path: Path
 ) -> None:
-    class Scorer:
-        release = open_release(built_release)
-
-        def __init__(self) -> None:
-            self.started = threading.Event()
-            self.stopped_by: list[bool] = []
-
-        def warm_up(self, stopping) -> None:
-            self.started.set()
-            while not stopping():
-                time.sleep(0.01)
-            self.stopped_by.append(stopping())
-
-    scorer = Scorer()
+    scorer = WarmUpScorer(release)
     rescorer = Rescorer(Store(tmp_path / "store"), scorer)
     rescorer.start()
     assert scorer.started.wait(timeout=30)
     rescorer.stop()
     assert scorer.stopped_by == [True]
+
+
+def test_a_failed_warm_up_leaves_the_queue_running(release, tmp_path: Path) -> None:
+    rescorer = Rescorer(Store(tmp_path / "store"), WarmUpScorer(release, fails=True))
+    rescorer.start()
+    rescorer.enqueue("0" * 64)  # no such submission: taken off the queue and dropped
+    drained = threading.Thread(target=rescorer.wait_idle, daemon=True)
+    drained.start()
+    drained.join(timeout=30)
+    rescorer.stop()
+    assert not drained.is_alive()
 
 
 def test_api_callers_are_identified_by_their_hub_token() -> None:
