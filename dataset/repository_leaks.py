@@ -77,16 +77,12 @@ class HiddenValues(BaseModel):
         """The needles of the built release at `out`, against everything it makes public."""
         return cls.of(read_hidden_records(out), public_texts(open_release(out)))
 
-    def find(self, root: Path, relative_paths: Iterable[str]) -> list[ValueLeak]:
-        """Every needle written in the text files `relative_paths` under `root`, in file and line order."""
-        return [
-            leak
-            for relative in sorted(relative_paths)
-            for leak in self.in_file(Path(root) / relative, relative)
-        ]
+    def find(self, files: Mapping[str, Path]) -> list[ValueLeak]:
+        """Every needle written in the text `files` (the name to report -> the file, as
+        `HiddenIndex.scan_files` takes them), in name and line order."""
+        return [leak for name in sorted(files) for leak in self._in_file(files[name], name)]
 
-    def in_file(self, path: Path, name: str) -> list[ValueLeak]:
-        """Every needle written in the text file `path`, reported under `name`, in line order."""
+    def _in_file(self, path: Path, name: str) -> list[ValueLeak]:
         text = Path(path).read_text(encoding="utf-8", errors="replace")
         return [
             leak

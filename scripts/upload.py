@@ -92,7 +92,7 @@ def plan_upload(
     Reads local files only. The public folder must pass the hidden-material scan and match its
     checksums; the private ground truth must load and cover exactly the public tasks; the public and
     private repos must differ; the private repo gets only the private folder; the Space's code must
-    write no task's hidden answer.
+    write no task's hidden answer nor copy a passage of its hidden text.
     """
     release = Path(release)
     public, private = release / HUB_DIR / PUBLIC_DIR, release / HUB_DIR / PRIVATE_DIR
@@ -208,7 +208,7 @@ def _check_space_values(release: Path, plan: RepoPlan) -> None:
     """The Space's code is public: refuse it when a file writes a task's hidden answer (named by file,
     line and task, never by value)."""
     values = HiddenValues.of_release(release)
-    leaks = [leak for op in plan.operations for leak in values.in_file(op.local_path, op.path_in_repo)]
+    leaks = values.find({op.path_in_repo: op.local_path for op in plan.operations})
     if leaks:
         places = ", ".join(f"{leak.file}:{leak.line} ({leak.task_id})" for leak in leaks[:MAX_FINDINGS_SHOWN])
         raise UploadRefused(

@@ -38,20 +38,21 @@ def test_distinctive_answers_are_needles_unless_a_public_record_states_them(tmp_
         "x = 7734.20  # fine print\nlimit = '918,273'\nname = 'slow_onset_compound_drought'\ny = 7734\n"
         "z = 5531.7 + 615.025\nkm = 6150.25\n"
     )
-    found = [(leak.line, leak.task_id) for leak in values.find(tmp_path, ["example.py"])]
+    found = [(leak.line, leak.task_id) for leak in values.find({"example.py": tmp_path / "example.py"})]
     assert found == [(1, "T-1"), (2, "T-2"), (3, "T-1"), (6, "T-2")]
 
 
-def _tracked_text_files() -> list[str]:
+def _tracked_text_files() -> dict[str, Path]:
+    """Every tracked UTF-8 file: its path in the repository -> the file."""
     listing = subprocess.run(["git", "ls-files"], cwd=PROJECT, capture_output=True, text=True, check=True)
-    paths = []
+    files = {}
     for relative in listing.stdout.splitlines():
         try:
             (PROJECT / relative).read_bytes().decode("utf-8")
         except (UnicodeDecodeError, OSError):
             continue
-        paths.append(relative)
-    return paths
+        files[relative] = PROJECT / relative
+    return files
 
 
 @pytest.mark.release
@@ -60,7 +61,7 @@ def test_no_hidden_answer_is_written_in_the_repository(built_release: Path) -> N
     assert len(values.numbers) > 500 and len(values.labels) > 100
     files = _tracked_text_files()
     assert "dataset/repository_leaks.py" in files
-    leaks = values.find(PROJECT, files)
+    leaks = values.find(files)
     assert not leaks, "hidden answers written in: " + ", ".join(
         f"{leak.file}:{leak.line} ({leak.task_id})" for leak in leaks
     )
@@ -98,7 +99,7 @@ def test_a_copied_passage_is_found_but_a_shared_phrase_or_code_idiom_is_not(
 
 @pytest.mark.release
 def test_no_hidden_passage_is_copied_into_the_repository(hidden_index: HiddenIndex) -> None:
-    passages = copied_passages(hidden_index, {name: PROJECT / name for name in _tracked_text_files()})
+    passages = copied_passages(hidden_index, _tracked_text_files())
     assert not passages, "hidden text copied into: " + ", ".join(
         f"{finding.file} ({finding.task_id}: {finding.printable})" for finding in passages
     )
